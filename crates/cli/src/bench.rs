@@ -1,0 +1,172 @@
+//! `flashlab bench`: simulator speed and memory on the reference scenario: 1 million 4 KiB
+//! random writes at queue depth 32 on the `default` preset (16 GiB: 8 channels x 4 chips x
+//! 2 dies x 2 planes, 8 KiB pages, 256 pages per block, 7% over-provisioning), preconditioned
+//! to 90%, so garbage collection runs all the time. Prints simulated host requests per wall
+//! second (measured phase only) and the process's peak resident memory, with full timing and
+//! functional-only. Peak memory is reset between modes (Linux `clear_refs`).
+
+use std::time::Instant;
+
+use flashlab_sim::config::{ConfigSource, ExperimentConfig};
+use flashlab_sim::stats::build_report;
+use flashlab_sim::workload::{RequestSource, SyntheticSource};
+use flashlab_sim::{SimError, Simulation};
+
+use super::{fail, EXIT_IO};
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Measured 4 KiB random writes per mode
+    #[arg(long, default_value_t = 1_000_000)]
+    requests: u64,
+    /// Fraction of the logical space preconditioned first
+    #[arg(long, default_value_t = 0.9)]
+    precondition: f64,
+    /// Queue depth
+    #[arg(long, default_value_t = 32)]
+    qd: u32,
+    /// Which modes to measure
+    #[arg(long, value_enum, default_value_t = Mode::Both)]
+    mode: Mode,
+    /// Device preset
+    #[arg(long, default_value = "default")]
+    device: String,
+    /// Extra settings (repeatable)
+    #[arg(short, long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Write the figures as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    json: Option<std::path::PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Timed,
+    Functional,
+    Both,
+}
+
+/// Figures of one benchmark mode.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Figures {
+    mode: &'static str,
+    requests: u64,
+    precondition_s: f64,
+    run_s: f64,
+    requests_per_s: f64,
+    peak_rss_mib: Option<f64>,
+    state_mib: f64,
+    write_amplification: f64,
+    gc_victims: u64,
+    simulated_s: f64,
+}
+
+pub fn bench_command(a: &BenchArgs) -> i32 {
+    let modes: &[(&str, bool)] = match a.mode {
+        Mode::Timed => &[("timed", false)],
+        Mode::Functional => &[("functional", true)],
+        Mode::Both => &[("timed", false), ("functional", true)],
+    };
+    println!(
+        "flashlab bench: {} x 4 KiB random writes, QD {}, device `{}`, preconditioned to {:.0}%",
+        a.requests,
+        a.qd,
+        a.device,
+        a.precondition * 100.0
+    );
+    println!(
+        "{:<11} {:>11} {:>10} {:>8} {:>14} {:>14} {:>10} {:>6} {:>9}",
+        "mode",
+        "requests",
+        "precond s",
+        "run s",
+        "requests/s",
+        "peak RSS MiB",
+        "state MiB",
+        "WA",
+        "GC runs"
+    );
+    let mut all = Vec::new();
+    for &(name, functional) in modes {
+        match measure(a, name, functional) {
+            Ok(f) => {
+                println!(
+                    "{:<11} {:>11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>10.1} {:>6.2} {:>9}",
+                    f.mode,
+                    f.requests,
+                    f.precondition_s,
+                    f.run_s,
+                    f.requests_per_s,
+                    f.peak_rss_mib.map_or("n/a".into(), |m| format!("{m:.1}")),
+                    f.state_mib,
+                    f.write_amplification,
+                    f.gc_victims
+                );
+                all.push(f);
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&all).expect("figures serialize") + "\n";
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_IO;
+        }
+    }
+    0
+}
+
+fn measure(a: &BenchArgs, mode: &'static str, functional: bool) -> Result<Figures, SimError> {
+    let mut sets = vec![
+        "workload.pattern=\"uniform\"".to_string(),
+        "workload.read_fraction=0.0".into(),
+        "workload.block_size=4096".into(),
+        "workload.align_bytes=4096".into(),
+        format!("workload.queue_depth={}", a.qd),
+        format!("workload.count={}", a.requests),
+        format!("run.precondition={:?}", a.precondition),
+        format!("run.functional_only={functional}"),
+    ];
+    sets.extend(a.sets.iter().cloned());
+    let config = ExperimentConfig::load(&ConfigSource {
+        preset: Some(&a.device),
+        file: None,
+        sets: &sets,
+    })?;
+    reset_peak_rss();
+    let t0 = Instant::now();
+    let mut sim = Simulation::new(&config)?;
+    sim.precondition()?;
+    let t1 = Instant::now();
+    let source = SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;
+    let describe = source.describe();
+    sim.run(Box::new(source), &mut |_| {})?;
+    let run_s = t1.elapsed().as_secs_f64();
+    let report = build_report(&sim, describe);
+    Ok(Figures {
+        mode,
+        requests: report.host.all.count,
+        precondition_s: (t1 - t0).as_secs_f64(),
+        run_s,
+        requests_per_s: report.host.all.count as f64 / run_s.max(1e-9),
+        peak_rss_mib: peak_rss_bytes().map(|b| b as f64 / (1 << 20) as f64),
+        state_mib: report.device.state_bytes as f64 / (1 << 20) as f64,
+        write_amplification: report.write_amplification,
+        gc_victims: report.gc.gc_runs,
+        simulated_s: report.elapsed_ns as f64 / 1e9,
+    })
+}
+
+/// Resets the kernel's peak-RSS mark of this process (Linux >= 4.0; ignored elsewhere).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Peak resident set size of this process since start or the last reset.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

@@ -1,0 +1,336 @@
+//! The `flashlab` command line, as a library so the Python package can run it in-process
+//! (`flashlab.cli:main` hands `sys.argv` to [`run`]).
+//!
+//! Exit codes: 0 success, 2 bad input (arguments, configuration, workload), 70 internal error
+//! (an FTL broke a NAND rule, a data check failed), 74 output could not be written.
+
+mod bench;
+mod help;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use flashlab_sim::config::{preset, ConfigSource, ExperimentConfig, PRESETS};
+use flashlab_sim::ftl::registry;
+use flashlab_sim::stats::{build_report, render_table};
+use flashlab_sim::workload::{parse_spec, RequestSource, SyntheticSource};
+use flashlab_sim::{SimError, Simulation};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Exit code of bad input.
+pub const EXIT_INPUT: i32 = 2;
+/// Exit code of internal errors (a bug in an FTL or the simulator).
+pub const EXIT_INTERNAL: i32 = 70;
+/// Exit code when results cannot be written.
+pub const EXIT_IO: i32 = 74;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "flashlab",
+    version,
+    about = "flashlab: flash translation layers on a faithful NAND/SSD model",
+    long_about = None
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run an experiment (no arguments: the default experiment)
+    Run(RunArgs),
+    /// List the device presets, or show one with its provenance and every value
+    Presets {
+        /// Preset to show
+        name: Option<String>,
+    },
+    /// List the FTLs and their settings
+    Ftls,
+    /// Measure simulator speed and memory (simulated requests per wall second, peak RSS)
+    Bench(bench::BenchArgs),
+}
+
+#[derive(clap::Args, Debug, Default)]
+struct RunArgs {
+    /// Device preset (see `flashlab presets`)
+    #[arg(short, long, value_name = "PRESET")]
+    device: Option<String>,
+    /// TOML configuration layered over the preset
+    #[arg(short, long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override one setting, e.g. --set timing.read_latency_ns=60000 (repeatable)
+    #[arg(short, long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// FTL to run (see `flashlab ftls`)
+    #[arg(long, value_name = "NAME")]
+    ftl: Option<String>,
+    /// Synthetic workload, e.g. randwrite:bs=4k,qd=32,count=1e6 (syntax below)
+    #[arg(short, long, value_name = "SPEC")]
+    workload: Option<String>,
+    /// Fraction of the logical space to precondition (0 = fresh device)
+    #[arg(long, value_name = "FRACTION")]
+    precondition: Option<f64>,
+    /// Seed of every random choice
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Functional simulation only (no timing; fast)
+    #[arg(long)]
+    functional: bool,
+    /// Check every read against the last data written, and the FTL invariants at the end
+    #[arg(long)]
+    verify: bool,
+    /// Write the JSON report to FILE (`-` for standard output)
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Do not print the result table
+    #[arg(short, long)]
+    quiet: bool,
+    /// Do not show progress
+    #[arg(long)]
+    no_progress: bool,
+    /// Print the resolved configuration as TOML and exit
+    #[arg(long)]
+    print_config: bool,
+}
+
+/// Runs the command line `args` (program name first); returns the exit code.
+pub fn run(args: Vec<String>) -> i32 {
+    let command =
+        Cli::command().mut_subcommand("run", |c| c.after_long_help(help::run_long_help()));
+    let matches = match command.try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    match cli.command {
+        Command::Run(args) => run_command(&args),
+        Command::Presets { name } => presets_command(name.as_deref()),
+        Command::Ftls => ftls_command(),
+        Command::Bench(args) => bench::bench_command(&args),
+    }
+}
+
+fn fail(err: &SimError) -> i32 {
+    eprintln!("error: {err}");
+    if err.is_input_error() {
+        EXIT_INPUT
+    } else {
+        EXIT_INTERNAL
+    }
+}
+
+/// The `--set` list that the shortcut options stand for.
+fn shortcut_sets(a: &RunArgs) -> Result<Vec<String>, SimError> {
+    let mut sets = Vec::new();
+    if let Some(ftl) = &a.ftl {
+        sets.push(format!("ftl.name={}", toml_string(ftl)));
+    }
+    if let Some(spec) = &a.workload {
+        let w = parse_spec(spec)?;
+        let table = toml::Table::try_from(&w).expect("workload serializes");
+        for (k, v) in table {
+            sets.push(format!("workload.{k}={v}"));
+        }
+    }
+    if let Some(p) = a.precondition {
+        sets.push(format!("run.precondition={p:?}"));
+    }
+    if let Some(s) = a.seed {
+        sets.push(format!("run.seed={s}"));
+    }
+    if a.functional {
+        sets.push("run.functional_only=true".into());
+    }
+    if a.verify {
+        sets.push("run.verify=true".into());
+    }
+    sets.extend(a.sets.iter().cloned());
+    Ok(sets)
+}
+
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn load_config(a: &RunArgs) -> Result<ExperimentConfig, SimError> {
+    let sets = shortcut_sets(a)?;
+    Ok(ExperimentConfig::load(&ConfigSource {
+        preset: a.device.as_deref(),
+        file: a.config.as_deref(),
+        sets: &sets,
+    })?)
+}
+
+fn run_command(a: &RunArgs) -> i32 {
+    let config = match load_config(a) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    if a.print_config {
+        print!(
+            "{}",
+            toml::to_string(&config).expect("configuration serializes")
+        );
+        return 0;
+    }
+    let show_progress = !a.no_progress && std::io::stderr().is_terminal();
+    let (report, wall) = match simulate(&config, show_progress) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let json_to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    if !a.quiet {
+        let table = render_table(&report);
+        let footer = format!(
+            "  wall time: preconditioning {:.2} s, measured run {:.2} s ({:.0} simulated requests per second)\n",
+            wall.precondition.as_secs_f64(),
+            wall.run.as_secs_f64(),
+            report.host.all.count as f64 / wall.run.as_secs_f64().max(1e-9)
+        );
+        if json_to_stdout {
+            eprint!("{table}{footer}");
+        } else {
+            print!("{table}{footer}");
+        }
+    }
+    if let Some(path) = &a.json {
+        let text =
+            serde_json::to_string_pretty(&report.to_json()).expect("report serializes") + "\n";
+        let written = if json_to_stdout {
+            std::io::stdout().write_all(text.as_bytes())
+        } else {
+            std::fs::write(path, text)
+        };
+        if let Err(e) = written {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_IO;
+        }
+    }
+    0
+}
+
+/// Wall-clock time of the phases of a run.
+struct WallTime {
+    precondition: Duration,
+    run: Duration,
+}
+
+/// Builds, preconditions and runs the experiment, with a progress display on a terminal.
+fn simulate(
+    config: &ExperimentConfig,
+    show_progress: bool,
+) -> Result<(flashlab_sim::Report, WallTime), SimError> {
+    let started = Instant::now();
+    let mut sim = Simulation::new(config)?;
+    if config.run.precondition > 0.0 {
+        let spinner = show_progress.then(|| {
+            let s = ProgressBar::new_spinner().with_message(format!(
+                "preconditioning {:.0}% of {:.2} GiB",
+                config.run.precondition * 100.0,
+                sim.logical_bytes() as f64 / (1u64 << 30) as f64
+            ));
+            s.enable_steady_tick(Duration::from_millis(120));
+            s
+        });
+        let summary = sim.precondition()?;
+        if let Some(s) = spinner {
+            s.finish_with_message(format!(
+                "preconditioned: {:.2} random passes, WA {:.2}",
+                summary.random_passes, summary.write_amplification
+            ));
+        }
+    }
+    let preconditioned = Instant::now();
+    let source = SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;
+    let describe = source.describe();
+    let bar = show_progress.then(|| {
+        let bar = ProgressBar::new(source.expected_requests().unwrap_or(0));
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} requests, {msg} [{elapsed} < {eta}]",
+            )
+            .expect("valid template"),
+        );
+        bar
+    });
+    sim.run(Box::new(source), &mut |p| {
+        if let Some(bar) = &bar {
+            bar.set_position(p.completed);
+            bar.set_message(format!("{:.3} s simulated", p.simulated_ns as f64 / 1e9));
+        }
+    })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if config.run.verify {
+        sim.check_invariants().map_err(|message| SimError::Ftl {
+            ftl: sim.ftl().name(),
+            message: format!("invariant broken at the end of the run: {message}"),
+        })?;
+    }
+    let wall = WallTime {
+        precondition: preconditioned - started,
+        run: preconditioned.elapsed(),
+    };
+    Ok((build_report(&sim, describe), wall))
+}
+
+fn presets_command(name: Option<&str>) -> i32 {
+    let Some(name) = name else {
+        for n in PRESETS {
+            let p = preset(n).expect("listed presets exist");
+            println!("{:<14} {}", p.name, p.summary);
+        }
+        println!(
+            "\nShow one with `flashlab presets NAME`; use one with `flashlab run --device NAME`."
+        );
+        return 0;
+    };
+    let Some(p) = preset(name) else {
+        eprintln!(
+            "error: unknown preset `{name}` (known: {})",
+            flashlab_sim::config::preset_names()
+        );
+        return EXIT_INPUT;
+    };
+    println!("{}: {}\n", p.name, p.summary);
+    println!("{}\n", help::wrap(p.source, 96));
+    for d in p.device.field_docs() {
+        println!("  {:<34} {:>14} {:<6} {}", d.path, d.value, d.unit, d.doc);
+    }
+    for (k, v) in p.ftl_overrides {
+        println!(
+            "  {:<34} {:>14}        (FTL setting fixed by the paper)",
+            format!("ftl.{k}"),
+            v
+        );
+    }
+    0
+}
+
+fn ftls_command() -> i32 {
+    let config = ExperimentConfig::default();
+    for e in registry::entries() {
+        println!(
+            "{:<10} {}",
+            e.name,
+            help::wrap(e.summary, 86).replace('\n', "\n           ")
+        );
+        for d in (e.field_docs)(&config) {
+            println!("    {:<34} {:>10} {:<6} {}", d.path, d.value, d.unit, d.doc);
+        }
+    }
+    0
+}

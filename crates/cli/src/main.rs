@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(flashlab_cli::run(std::env::args().collect()));
+}

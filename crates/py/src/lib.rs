@@ -1,0 +1,139 @@
+//! PyO3 bindings of flashlab: the `flashlab._native` extension module.
+//!
+//! Thin wrappers over `flashlab_sim` and `flashlab_cli`; the Python package `flashlab`
+//! (`python/flashlab`) builds its public API on them. Simulations run with the GIL released,
+//! so several runs can proceed in parallel from Python threads.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use flashlab_sim::config::{ConfigSource, PRESETS};
+use flashlab_sim::{ExperimentConfig, Progress, SimError};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+create_exception!(
+    flashlab._native,
+    ConfigError,
+    PyValueError,
+    "Invalid configuration or workload: the message names the field and what is allowed."
+);
+create_exception!(
+    flashlab._native,
+    SimulationError,
+    PyRuntimeError,
+    "A simulation failed for another reason than its input (a defect of an FTL or the simulator)."
+);
+
+fn config_error(e: flashlab_sim::ConfigError) -> PyErr {
+    ConfigError::new_err(e.to_string())
+}
+
+fn sim_error(e: SimError) -> PyErr {
+    if e.is_input_error() {
+        ConfigError::new_err(e.to_string())
+    } else {
+        SimulationError::new_err(e.to_string())
+    }
+}
+
+/// Progress line on stderr: `completed/expected requests (pct%)`.
+fn show_progress(p: Progress) {
+    let line = match p.expected {
+        Some(total) if total > 0 => format!(
+            "\rflashlab: {}/{} requests ({:.0}%)",
+            p.completed,
+            total,
+            100.0 * p.completed as f64 / total as f64
+        ),
+        _ => format!("\rflashlab: {} requests", p.completed),
+    };
+    let mut err = std::io::stderr().lock();
+    // Progress output is best effort: a closed stderr must not fail the run.
+    let _ = err.write_all(line.as_bytes());
+    let _ = err.flush();
+}
+
+/// Runs one experiment and returns its report as JSON text (schema `flashlab.report/1`).
+///
+/// The configuration is layered like `flashlab run`: the preset (else the file's `preset`
+/// key, else `default`), then the TOML file, then the `key.path=value` overrides in order.
+#[pyfunction]
+#[pyo3(signature = (preset, config_path, sets, progress = false))]
+fn run(
+    py: Python<'_>,
+    preset: Option<String>,
+    config_path: Option<PathBuf>,
+    sets: Vec<String>,
+    progress: bool,
+) -> PyResult<String> {
+    py.detach(move || {
+        let source = ConfigSource {
+            preset: preset.as_deref(),
+            file: config_path.as_deref(),
+            sets: &sets,
+        };
+        let config = ExperimentConfig::load(&source).map_err(config_error)?;
+        let result = if progress {
+            let result = flashlab_sim::run_experiment(&config, &mut show_progress);
+            eprintln!();
+            result
+        } else {
+            flashlab_sim::run_experiment(&config, &mut |_| {})
+        };
+        let report = result.map_err(sim_error)?;
+        Ok(report.to_json().to_string())
+    })
+}
+
+/// Parses the compact workload syntax (`randwrite:bs=4k,qd=32,count=1e5`) into a dict of
+/// every `[workload]` field.
+#[pyfunction]
+fn parse_workload(py: Python<'_>, spec: String) -> PyResult<Py<PyAny>> {
+    let workload = flashlab_sim::workload::parse_spec(&spec).map_err(config_error)?;
+    let text = serde_json::to_string(&workload)
+        .map_err(|e| SimulationError::new_err(format!("workload does not serialize: {e}")))?;
+    let value = py.import("json")?.call_method1("loads", (text,))?;
+    Ok(value.unbind())
+}
+
+/// Runs the `flashlab` command line with `argv` (program name first) and returns its exit
+/// status. Output goes straight to the process's stdout and stderr.
+#[pyfunction]
+fn cli(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.detach(move || {
+        let code = flashlab_cli::run(argv);
+        // No Rust runtime shutdown flushes these inside a Python process.
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        code
+    })
+}
+
+/// Names of the device presets, in the order `flashlab presets` lists them.
+#[pyfunction]
+fn presets() -> Vec<&'static str> {
+    PRESETS.to_vec()
+}
+
+/// Version of the flashlab bindings.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Native part of the `flashlab` package.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add("__version__", version())?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

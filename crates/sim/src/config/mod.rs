@@ -1,0 +1,19 @@
+//! Typed configuration: device (geometry, timing, host link, FTL CPU), FTL, workload and run
+//! settings, presets, and the loader that layers preset -> TOML file -> `--set` overrides.
+//!
+//! Every value carries its unit in its name and is validated when the configuration is built;
+//! errors name the field and the allowed range (see [`ConfigError`]).
+
+mod device;
+mod error;
+mod experiment;
+mod presets;
+#[doc(hidden)]
+pub mod settings;
+
+pub use device::{CpuConfig, DeviceConfig, Geometry, HostConfig, QueuePolicy, Timing};
+pub use error::ConfigError;
+pub(crate) use experiment::first_line;
+pub use experiment::{ConfigSource, ExperimentConfig, RunConfig};
+pub use presets::{preset, preset_names, Preset, PRESETS};
+pub use settings::FieldDoc;

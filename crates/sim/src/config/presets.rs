@@ -1,0 +1,383 @@
+//! Device presets from the seed papers, each documented with the table it comes from.
+//!
+//! A preset is a complete [`DeviceConfig`] plus the FTL settings its paper fixes (e.g. the
+//! over-provisioning of `fmmu-16ch`). Values a paper does not give are marked *assumed* in the
+//! preset's `source` text; every field can be overridden with `--set` or a TOML file.
+
+use super::{CpuConfig, DeviceConfig, Geometry, HostConfig, QueuePolicy, Timing};
+
+/// A named device with its provenance.
+#[derive(Debug, Clone)]
+pub struct Preset {
+    /// Name accepted by `--device`.
+    pub name: &'static str,
+    /// One-line summary.
+    pub summary: &'static str,
+    /// Where each value comes from (paper, table, section) and what was assumed.
+    pub source: &'static str,
+    /// The device.
+    pub device: DeviceConfig,
+    /// FTL settings the paper fixes, as `(key, TOML value)` pairs for the `[ftl]` table.
+    pub ftl_overrides: &'static [(&'static str, &'static str)],
+}
+
+/// Names of all presets, in the order `flashlab presets` lists them.
+pub const PRESETS: &[&str] = &[
+    "default",
+    "cosmos",
+    "fmmu-16ch",
+    "mt-board",
+    "nftl-samsung",
+    "nftl-toshiba",
+    "kast-slc",
+    "kast-mlc",
+];
+
+/// All preset names, comma separated (for error messages).
+pub fn preset_names() -> String {
+    PRESETS.join(", ")
+}
+
+/// Looks a preset up by name.
+pub fn preset(name: &str) -> Option<Preset> {
+    Some(match name {
+        "default" => default_preset(),
+        "cosmos" => cosmos(),
+        "fmmu-16ch" => fmmu_16ch(),
+        "mt-board" => mt_board(),
+        "nftl-samsung" => nftl(NftlChip::Samsung),
+        "nftl-toshiba" => nftl(NftlChip::Toshiba),
+        "kast-slc" => kast_slc(),
+        "kast-mlc" => kast_mlc(),
+        _ => return None,
+    })
+}
+
+fn default_preset() -> Preset {
+    Preset {
+        name: "default",
+        summary: "generic 16 GiB MLC SSD: 8 ch x 4 chips x 2 dies x 2 planes, 8 KiB pages, PCIe 3.0 x4",
+        source: "Not from a paper: a small modern SSD, the device of the `flashlab bench` figures. \
+                 8 channels x 4 chips x 2 dies x 2 planes x 64 blocks x 256 pages x 8 KiB = 16 GiB raw; \
+                 tR 50 us, tPROG 600 us, tBERS 3 ms, ONFI bus 800 MB/s, PCIe 3.0 x4 (3,940 MB/s); \
+                 7% over-provisioning.",
+        device: DeviceConfig::default(),
+        ftl_overrides: &[("over_provisioning", "0.07")],
+    }
+}
+
+/// Cosmos OpenSSD, part-ftl.txt section VI.B and Tables I and IV.
+fn cosmos() -> Preset {
+    Preset {
+        name: "cosmos",
+        summary: "Cosmos OpenSSD board (PaRT-FTL): 4 ch x 4 ways, Micron MLC, 8 KiB pages, 2 KiB page buffer",
+        source: "part-ftl.txt section VI.B and Fig. 9: one DIMM of 4 channels x 4 ways, one die and (usable) \
+                 plane per chip, 256 pages of 8 KiB per block, 128 GB per DIMM (4096 blocks per chip), \
+                 2 KiB page buffer (data crosses it in four chunks per page), round-robin way arbiter, \
+                 PCIe host link (assumed 3,200 MB/s, Gen2 x8). Timing fitted to Table I's channel-striping \
+                 rows (one operation per channel: read 0.375 ms, write 1.33 ms, erase 3.84 ms) with the \
+                 way-interleaving rows as a check: effective channel rate through page buffer and BCH \
+                 engine 32.768 MB/s (0.25 ms per 8 KiB page), tR 0.125 ms, tPROG 1.08 ms, tBERS 3.84 ms. \
+                 Cache read/program on (the Micron part supports them), so four reads on one die overlap \
+                 cell reads with transfers and way interleaving gains nothing, as Table I shows. \
+                 OOB 600 bytes (4 x (60 ECC + 90 reserved)). OOB timings assumed equal to page timings.",
+        device: DeviceConfig {
+            geometry: Geometry {
+                channels: 4,
+                chips_per_channel: 4,
+                dies_per_chip: 1,
+                planes_per_die: 1,
+                blocks_per_plane: 4096,
+                pages_per_block: 256,
+                page_bytes: 8192,
+                oob_bytes: 600,
+            },
+            timing: Timing {
+                read_latency_ns: 125_000,
+                program_latency_ns: 1_080_000,
+                erase_latency_ns: 3_840_000,
+                read_oob_latency_ns: 125_000,
+                program_oob_latency_ns: 1_080_000,
+                bus_mb_per_s: 32.768,
+                page_buffer_bytes: 2048,
+                cache_ops: true,
+                die_queue_policy: QueuePolicy::Fifo,
+            },
+            host: HostConfig {
+                link_mb_per_s: 3_200.0,
+                command_overhead_ns: 0,
+                sector_bytes: 512,
+                full_duplex: true,
+            },
+            cpu: CpuConfig { cores: 1 },
+        },
+        ftl_overrides: &[],
+    }
+}
+
+/// FMMU evaluation SSD, fmmu.txt Table 1 (V2) and section 5.1.
+fn fmmu_16ch() -> Preset {
+    Preset {
+        name: "fmmu-16ch",
+        summary: "FMMU evaluation SSD: 16 ch x 8 ways x 2 planes, 16 KiB pages, 3D MLC V2, PCIe 3.0 x16",
+        source: "fmmu.txt Table 1 (V2 2-bit 3D NAND: 16 KiB pages + 1.5 KiB OOB, 4 MiB + 384 KiB blocks \
+                 = 256 pages, tR 35 us, tPROG 390 us, tBERS 4 ms, 667 MB/s transfer) and section 5.1 \
+                 (16 GB capacity, 16 channels x 8 ways, two planes per chip, 15% of the capacity \
+                 over-provisioned, NVMe over PCIe 3.0 x16 = 15.76 GB/s). 16 GiB raw over 256 planes gives \
+                 16 blocks per plane. One die per chip (assumed).",
+        device: DeviceConfig {
+            geometry: Geometry {
+                channels: 16,
+                chips_per_channel: 8,
+                dies_per_chip: 1,
+                planes_per_die: 2,
+                blocks_per_plane: 16,
+                pages_per_block: 256,
+                page_bytes: 16384,
+                oob_bytes: 1536,
+            },
+            timing: Timing {
+                read_latency_ns: 35_000,
+                program_latency_ns: 390_000,
+                erase_latency_ns: 4_000_000,
+                read_oob_latency_ns: 35_000,
+                program_oob_latency_ns: 390_000,
+                bus_mb_per_s: 667.0,
+                page_buffer_bytes: 0,
+                cache_ops: false,
+                die_queue_policy: QueuePolicy::Fifo,
+            },
+            host: HostConfig {
+                link_mb_per_s: 15_760.0,
+                command_overhead_ns: 0,
+                sector_bytes: 512,
+                full_duplex: true,
+            },
+            cpu: CpuConfig { cores: 1 },
+        },
+        ftl_overrides: &[("over_provisioning", "0.15")],
+    }
+}
+
+/// The uC/OS-II board of multithreaded-ftl-ucos.txt, Table 1.
+fn mt_board() -> Preset {
+    Preset {
+        name: "mt-board",
+        summary: "uC/OS-II NAND board (multi-threaded FTL): 2 chips, 4 KiB pages, UART host link",
+        source: "multithreaded-ftl-ucos.txt Table 1: STM32F103 MCU (one core), 4 GB NAND on two chips, \
+                 4 KiB pages, 512 KiB blocks (128 pages), read 60 us, write 800 us, erase 1.5 ms; host \
+                 over a UART. Assumed: both chips on one 8-bit bus at 10 MB/s, 128-byte OOB, UART at \
+                 115,200 baud 8N1 (11,520 bytes/s each way).",
+        device: DeviceConfig {
+            geometry: Geometry {
+                channels: 1,
+                chips_per_channel: 2,
+                dies_per_chip: 1,
+                planes_per_die: 1,
+                blocks_per_plane: 4096,
+                pages_per_block: 128,
+                page_bytes: 4096,
+                oob_bytes: 128,
+            },
+            timing: Timing {
+                read_latency_ns: 60_000,
+                program_latency_ns: 800_000,
+                erase_latency_ns: 1_500_000,
+                read_oob_latency_ns: 60_000,
+                program_oob_latency_ns: 800_000,
+                bus_mb_per_s: 10.0,
+                page_buffer_bytes: 0,
+                cache_ops: false,
+                die_queue_policy: QueuePolicy::Fifo,
+            },
+            host: HostConfig {
+                link_mb_per_s: 0.011_52,
+                command_overhead_ns: 0,
+                sector_bytes: 512,
+                full_duplex: true,
+            },
+            cpu: CpuConfig { cores: 1 },
+        },
+        ftl_overrides: &[],
+    }
+}
+
+enum NftlChip {
+    Samsung,
+    Toshiba,
+}
+
+/// Small-block NAND of nftl-lookup-pagecache.txt Table 1.
+fn nftl(chip: NftlChip) -> Preset {
+    // Table 1's page and OOB read times include the transfer of the 512 (16) bytes over an
+    // 8-bit bus at 50 ns per byte (20 MB/s): 25.6 us (0.8 us). The cell times below are the
+    // table's totals minus those transfers, so a simulated read costs exactly the table value.
+    let (name, summary, read_cell_ns, oob_cell_ns) = match chip {
+        NftlChip::Samsung => (
+            "nftl-samsung",
+            "Samsung 16 MB small-block NAND (NFTL paper): 512 B pages, 32 per block",
+            10_400,
+            9_200,
+        ),
+        NftlChip::Toshiba => (
+            "nftl-toshiba",
+            "Toshiba 16 MB small-block NAND (NFTL paper): 512 B pages, 32 per block",
+            26_400,
+            25_200,
+        ),
+    };
+    Preset {
+        name,
+        summary,
+        source: "nftl-lookup-pagecache.txt Table 1: 16 MB, 16 KiB blocks of 32 pages of 512 B + 16 B OOB; \
+                 read page 36 us (Samsung) / 52 us (Toshiba), read OOB 10 / 26 us, write page and write \
+                 OOB 200 us, erase 2 ms. Table times include the data transfer over an 8-bit bus at \
+                 20 MB/s (50 ns cycle, assumed), so cell times are the table values minus the transfer \
+                 (512 B: 25.6 us, 16 B: 0.8 us). Host: USB 2.0 flash disk (assumed 60 MB/s).",
+        device: DeviceConfig {
+            geometry: Geometry {
+                channels: 1,
+                chips_per_channel: 1,
+                dies_per_chip: 1,
+                planes_per_die: 1,
+                blocks_per_plane: 1024,
+                pages_per_block: 32,
+                page_bytes: 512,
+                oob_bytes: 16,
+            },
+            timing: Timing {
+                read_latency_ns: read_cell_ns,
+                program_latency_ns: 174_400,
+                erase_latency_ns: 2_000_000,
+                read_oob_latency_ns: oob_cell_ns,
+                program_oob_latency_ns: 199_200,
+                bus_mb_per_s: 20.0,
+                page_buffer_bytes: 0,
+                cache_ops: false,
+                die_queue_policy: QueuePolicy::Fifo,
+            },
+            host: HostConfig {
+                link_mb_per_s: 60.0,
+                command_overhead_ns: 0,
+                sector_bytes: 512,
+                full_duplex: false,
+            },
+            cpu: CpuConfig { cores: 1 },
+        },
+        ftl_overrides: &[("mapping_unit_bytes", "512")],
+    }
+}
+
+fn small_chip(
+    blocks: u32,
+    pages_per_block: u32,
+    page_bytes: u32,
+    oob_bytes: u32,
+    times_ns: (u64, u64, u64),
+) -> DeviceConfig {
+    let (read, program, erase) = times_ns;
+    DeviceConfig {
+        geometry: Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: blocks,
+            pages_per_block,
+            page_bytes,
+            oob_bytes,
+        },
+        timing: Timing {
+            read_latency_ns: read,
+            program_latency_ns: program,
+            erase_latency_ns: erase,
+            read_oob_latency_ns: read,
+            program_oob_latency_ns: program,
+            bus_mb_per_s: 40.0,
+            page_buffer_bytes: 0,
+            cache_ops: false,
+            die_queue_policy: QueuePolicy::Fifo,
+        },
+        host: HostConfig {
+            link_mb_per_s: 300.0,
+            command_overhead_ns: 0,
+            sector_bytes: 512,
+            full_duplex: false,
+        },
+        cpu: CpuConfig { cores: 1 },
+    }
+}
+
+/// SLC NAND of kast.txt section IV.
+fn kast_slc() -> Preset {
+    Preset {
+        name: "kast-slc",
+        summary: "SLC NAND of the KAST experiments: 64 pages per block, 25/200/2000 us",
+        source: "kast.txt section IV: SLC NAND, 64 pages per block, page read 25 us, program 200 us, \
+                 block erase 2 ms. Assumed: 2 KiB pages with 64 B OOB (large-block SLC of the time), \
+                 1 GiB on one chip, 40 MB/s bus, SATA-like 300 MB/s host link.",
+        device: small_chip(8192, 64, 2048, 64, (25_000, 200_000, 2_000_000)),
+        ftl_overrides: &[],
+    }
+}
+
+/// MLC NAND of kast.txt section II.
+fn kast_mlc() -> Preset {
+    Preset {
+        name: "kast-mlc",
+        summary: "MLC NAND of the KAST merge-cost example: 128 pages per block, 50/650/2000 us",
+        source: "kast.txt section II: MLC NAND, 128 pages per block, page read 50 us, program 650 us, \
+                 block erase 2 ms (the worst-case FAST merge of about 6 s). Assumed: 4 KiB pages with \
+                 128 B OOB, 2 GiB on one chip, 40 MB/s bus, SATA-like 300 MB/s host link.",
+        device: small_chip(4096, 128, 4096, 128, (50_000, 650_000, 2_000_000)),
+        ftl_overrides: &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_preset_exists_and_validates() {
+        for name in PRESETS {
+            let p = preset(name).unwrap_or_else(|| panic!("missing preset {name}"));
+            assert_eq!(p.name, *name);
+            p.device
+                .validate()
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(preset("nope").is_none());
+    }
+
+    #[test]
+    fn fmmu_preset_matches_paper_capacity() {
+        let p = preset("fmmu-16ch").unwrap();
+        assert_eq!(p.device.geometry.raw_bytes(), 16 << 30);
+        assert_eq!(p.device.geometry.total_dies(), 128);
+    }
+
+    #[test]
+    fn cosmos_channel_rows_of_table_i_are_reproduced_by_construction() {
+        let t = preset("cosmos").unwrap().device.timing;
+        let page = t.bus_ns(8192);
+        assert_eq!(t.read_latency_ns + page, 375_000);
+        assert_eq!(page + t.program_latency_ns, 1_330_000);
+        assert_eq!(t.erase_latency_ns, 3_840_000);
+    }
+
+    #[test]
+    fn nftl_read_totals_match_table_1() {
+        for (name, read_us, oob_us) in [("nftl-samsung", 36.0, 10.0), ("nftl-toshiba", 52.0, 26.0)]
+        {
+            let d = preset(name).unwrap().device;
+            let t = &d.timing;
+            let read = (t.read_latency_ns + t.bus_ns(512)) as f64 / 1000.0;
+            let oob = (t.read_oob_latency_ns + t.bus_ns(16)) as f64 / 1000.0;
+            assert!((read - read_us).abs() < 0.05, "{name} read {read}");
+            assert!((oob - oob_us).abs() < 0.05, "{name} oob {oob}");
+            let write = (t.program_latency_ns + t.bus_ns(512)) as f64 / 1000.0;
+            assert!((write - 200.0).abs() < 0.05, "{name} write {write}");
+        }
+    }
+}

@@ -1,0 +1,757 @@
+//! The discrete-event engine: one [`Simulation`] owns a device (NAND state, flash scheduler,
+//! host link, FTL CPU), an FTL and the host-side request machinery, and advances simulated
+//! time from event to event. Nothing is global: many simulations run side by side.
+//!
+//! FTL handlers run on the FTL CPU: a handler starts when a core is free, runs instantly in
+//! simulated terms, and its effects (flash commands, host completions) take effect when its
+//! charged CPU time has elapsed, in the order handlers started (in-order commit). With zero
+//! CPU cost effects apply at once. In functional-only mode flash, link and CPU take no time.
+
+pub mod events;
+mod precondition;
+mod slab;
+
+use std::collections::VecDeque;
+
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+pub use precondition::PreconditionSummary;
+
+use crate::config::ExperimentConfig;
+use crate::flash::{Completion, FlashScheduler, NIL};
+use crate::ftl::{registry, Effect, Ftl, FtlCounters, FtlCtx};
+use crate::host::link::Dir;
+use crate::host::{chop, Link, Op, OverlapTracker, Request, SubId, SubRequest};
+use crate::nand::{Layout, Nand};
+use crate::stats::HostStats;
+use crate::verify::Shadow;
+use crate::workload::{LoopMode, RequestSource};
+use crate::SimError;
+use events::{Event, EventQueue};
+use slab::Slab;
+
+/// Stream of the seed given to the FTL's random numbers.
+const FTL_STREAM: u64 = 0xf7_1a_b5;
+
+/// An FTL entry point waiting for (or running on) the FTL CPU.
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    Submit(SubId),
+    FlashDone(u64),
+    Wakeup(u64),
+    Idle,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ReqState {
+    op: Op,
+    first_sector: u64,
+    sectors: u64,
+    arrival_ns: u64,
+    deadline_ns: u64,
+    subs_left: u32,
+    version: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SubPhase {
+    /// Write data crossing the link into the device.
+    DataIn,
+    /// With the FTL.
+    Ftl,
+    /// Read data crossing the link to the host.
+    DataOut,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SubState {
+    req: u32,
+    first_sector: u64,
+    sectors: u64,
+    phase: SubPhase,
+    pending_cmds: u32,
+    ftl_done: bool,
+}
+
+/// Progress of a measured run, passed to the progress callback.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub completed: u64,
+    pub expected: Option<u64>,
+    pub simulated_ns: u64,
+}
+
+/// One simulated SSD with its FTL, and the requests in flight on it.
+pub struct Simulation {
+    cfg: ExperimentConfig,
+    functional: bool,
+    now: u64,
+    events: EventQueue,
+    immediate: VecDeque<Event>,
+    nand: Nand,
+    flash: FlashScheduler,
+    ftl: Box<dyn Ftl>,
+    ftl_counters: FtlCounters,
+    rng: Pcg64Mcg,
+    link: Link,
+    order: OverlapTracker,
+    reqs: Slab<ReqState>,
+    subs: Slab<SubState>,
+    calls: VecDeque<Call>,
+    effects: Vec<Effect>,
+    deferred: VecDeque<Effect>,
+    commits: VecDeque<(u64, usize)>,
+    last_commit_ns: u64,
+    busy_cores: u32,
+    cpu_busy_ns: u64,
+    completions: Vec<Completion>,
+    unblocked: Vec<u32>,
+    shadow: Option<Shadow>,
+    stats: HostStats,
+    source: Option<Box<dyn RequestSource>>,
+    source_done: bool,
+    next_open: Option<Request>,
+    requests_admitted: u64,
+    next_version: u64,
+    sector_bytes: u64,
+    chop_sectors: u64,
+    logical_sectors: u64,
+    measure_start_ns: u64,
+    precondition: Option<PreconditionSummary>,
+}
+
+impl Simulation {
+    /// Builds the device and FTL of a validated configuration.
+    pub fn new(cfg: &ExperimentConfig) -> Result<Self, SimError> {
+        cfg.validate()?;
+        let device = cfg.device();
+        let layout = Layout::new(&device.geometry);
+        let ftl = registry::build(cfg)?;
+        let payloads = cfg.run.payloads || cfg.run.verify;
+        let nand = Nand::new(
+            layout,
+            ftl.units_per_page(),
+            device.host.sector_bytes,
+            payloads,
+        );
+        let functional = cfg.run.functional_only;
+        let flash = FlashScheduler::new(layout, device.timing.clone(), functional);
+        let sector_bytes = u64::from(device.host.sector_bytes);
+        let logical_sectors = ftl.logical_bytes() / sector_bytes;
+        let shadow = cfg.run.verify.then(|| {
+            Shadow::new(
+                logical_sectors,
+                u64::from(ftl.trim_unit_bytes()) / sector_bytes,
+            )
+        });
+        Ok(Simulation {
+            functional,
+            now: 0,
+            events: EventQueue::new(),
+            immediate: VecDeque::new(),
+            chop_sectors: u64::from(ftl.chop_bytes()) / sector_bytes,
+            nand,
+            flash,
+            ftl,
+            ftl_counters: FtlCounters::default(),
+            rng: Pcg64Mcg::seed_from_u64(cfg.run.seed ^ FTL_STREAM),
+            link: Link::new(device.host.clone()),
+            order: OverlapTracker::default(),
+            reqs: Slab::default(),
+            subs: Slab::default(),
+            calls: VecDeque::new(),
+            effects: Vec::new(),
+            deferred: VecDeque::new(),
+            commits: VecDeque::new(),
+            last_commit_ns: 0,
+            busy_cores: 0,
+            cpu_busy_ns: 0,
+            completions: Vec::new(),
+            unblocked: Vec::new(),
+            shadow,
+            stats: HostStats::new(),
+            source: None,
+            source_done: true,
+            next_open: None,
+            requests_admitted: 0,
+            next_version: 0,
+            sector_bytes,
+            logical_sectors,
+            measure_start_ns: 0,
+            precondition: None,
+            cfg: cfg.clone(),
+        })
+    }
+
+    pub fn config(&self) -> &ExperimentConfig {
+        &self.cfg
+    }
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+    pub fn nand(&self) -> &Nand {
+        &self.nand
+    }
+    pub fn ftl(&self) -> &dyn Ftl {
+        self.ftl.as_ref()
+    }
+    pub fn flash(&self) -> &FlashScheduler {
+        &self.flash
+    }
+    pub fn host_stats(&self) -> &HostStats {
+        &self.stats
+    }
+    pub fn ftl_counters(&self) -> &FtlCounters {
+        &self.ftl_counters
+    }
+    pub fn shadow(&self) -> Option<&Shadow> {
+        self.shadow.as_ref()
+    }
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_sectors * self.sector_bytes
+    }
+    pub fn precondition_summary(&self) -> Option<&PreconditionSummary> {
+        self.precondition.as_ref()
+    }
+    pub fn measure_start_ns(&self) -> u64 {
+        self.measure_start_ns
+    }
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+    pub fn cpu_busy_ns(&self) -> u64 {
+        self.cpu_busy_ns
+    }
+    /// Requests not yet completed.
+    pub fn outstanding(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Checks the FTL invariants and NAND bookkeeping (meaningful when nothing is in flight).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.nand.check_consistency()?;
+        self.ftl.check_invariants(&self.nand)
+    }
+
+    /// Clears every measurement (host statistics, flash and FTL counters, utilisation).
+    pub fn reset_measurements(&mut self) {
+        self.stats = HostStats::new();
+        self.flash.reset_counters();
+        self.flash.restart_busy_clock(self.now);
+        self.ftl_counters = FtlCounters::default();
+        self.link.reset_counters();
+        self.cpu_busy_ns = 0;
+        self.measure_start_ns = self.now;
+    }
+
+    /// Switches between functional-only and timed simulation (only when nothing is in flight).
+    pub(crate) fn set_functional(&mut self, functional: bool) {
+        debug_assert_eq!(self.flash.in_flight(), 0);
+        if functional != self.functional {
+            self.functional = functional;
+            let timing = self.cfg.timing.clone();
+            let layout = *self.nand.layout();
+            let counters = self.flash.counters().clone();
+            self.flash = FlashScheduler::new(layout, timing, functional);
+            self.flash.restore_counters(counters);
+        }
+    }
+
+    /// Admits one request now (or at its arrival time if later, for open-loop use).
+    pub fn submit(&mut self, request: Request) -> Result<(), SimError> {
+        let request = Request {
+            arrival_ns: request.arrival_ns.max(self.now),
+            ..request
+        };
+        self.admit(request)
+    }
+
+    /// Runs until no event, call or request is left.
+    pub fn run_until_idle(&mut self) -> Result<(), SimError> {
+        loop {
+            self.drain_completions()?;
+            if let Some(call) = self.next_call() {
+                self.run_call(call)?;
+                continue;
+            }
+            if let Some(ev) = self.immediate.pop_front() {
+                self.handle(ev)?;
+                continue;
+            }
+            match self.events.pop() {
+                Some((t, ev)) => {
+                    self.now = t;
+                    self.handle(ev)?;
+                }
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Replays `source` to its end, measuring from now; `progress` is called periodically.
+    pub fn run(
+        &mut self,
+        source: Box<dyn RequestSource>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), SimError> {
+        self.reset_measurements();
+        let expected = source.expected_requests();
+        self.source = Some(source);
+        self.source_done = false;
+        self.start_source()?;
+        let mut reported = 0;
+        loop {
+            self.drain_completions()?;
+            if let Some(call) = self.next_call() {
+                self.run_call(call)?;
+            } else if let Some(ev) = self.immediate.pop_front() {
+                self.handle(ev)?;
+            } else if let Some((t, ev)) = self.events.pop() {
+                self.now = t;
+                self.handle(ev)?;
+            } else {
+                break;
+            }
+            let done = self.stats.completed();
+            if done >= reported + 16_384 {
+                reported = done;
+                progress(Progress {
+                    completed: done,
+                    expected,
+                    simulated_ns: self.now,
+                });
+            }
+        }
+        progress(Progress {
+            completed: self.stats.completed(),
+            expected,
+            simulated_ns: self.now,
+        });
+        self.source = None;
+        Ok(())
+    }
+
+    fn start_source(&mut self) -> Result<(), SimError> {
+        let mode = self.source.as_ref().map(|s| s.loop_mode());
+        match mode {
+            Some(LoopMode::Closed { queue_depth }) => {
+                for _ in 0..queue_depth {
+                    if !self.pull_closed()? {
+                        break;
+                    }
+                }
+            }
+            Some(LoopMode::Open) => self.pull_open()?,
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Admits the next closed-loop request now; false when the source is exhausted.
+    fn pull_closed(&mut self) -> Result<bool, SimError> {
+        let Some(source) = self.source.as_mut() else {
+            return Ok(false);
+        };
+        if self.source_done {
+            return Ok(false);
+        }
+        if let Some(limit) = source.duration_ns() {
+            if self.now >= self.measure_start_ns + limit {
+                self.source_done = true;
+                return Ok(false);
+            }
+        }
+        match source.next_request(self.now)? {
+            Some(r) => {
+                self.admit(Request {
+                    arrival_ns: self.now,
+                    ..r
+                })?;
+                Ok(true)
+            }
+            None => {
+                self.source_done = true;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Schedules the arrival of the next open-loop request.
+    fn pull_open(&mut self) -> Result<(), SimError> {
+        let Some(source) = self.source.as_mut() else {
+            return Ok(());
+        };
+        match source.next_request(self.now)? {
+            Some(r) => {
+                let at = self.measure_start_ns + r.arrival_ns;
+                self.next_open = Some(Request {
+                    arrival_ns: at,
+                    ..r
+                });
+                self.events.schedule(at.max(self.now), Event::Arrival);
+            }
+            None => self.source_done = true,
+        }
+        Ok(())
+    }
+
+    fn admit(&mut self, r: Request) -> Result<(), SimError> {
+        self.requests_admitted += 1;
+        let (first, count) = self.check_request(&r)?;
+        let version = if r.op == Op::Write {
+            self.next_version += 1;
+            self.next_version
+        } else {
+            0
+        };
+        let deadline_ns = if r.deadline_ns > 0 {
+            r.arrival_ns.saturating_add(r.deadline_ns)
+        } else {
+            u64::MAX
+        };
+        let id = self.reqs.insert(ReqState {
+            op: r.op,
+            first_sector: first,
+            sectors: count,
+            arrival_ns: r.arrival_ns,
+            deadline_ns,
+            subs_left: 0,
+            version,
+        });
+        if self.order.arrive(id, r.op, first, count) {
+            self.start_request(id);
+        }
+        Ok(())
+    }
+
+    /// Converts a request to sectors, rejecting what the device cannot serve.
+    fn check_request(&self, r: &Request) -> Result<(u64, u64), SimError> {
+        let bad = |message: String| SimError::Input {
+            location: format!("request #{}", self.requests_admitted),
+            message,
+        };
+        if r.op == Op::Flush {
+            return Ok((0, 0));
+        }
+        let s = self.sector_bytes;
+        if r.offset_bytes % s != 0 || r.len_bytes % s != 0 {
+            return Err(bad(format!(
+                "{} of {} bytes at byte offset {} is not aligned to {s}-byte sectors",
+                r.op.name(),
+                r.len_bytes,
+                r.offset_bytes
+            )));
+        }
+        if r.len_bytes == 0 {
+            return Err(bad(format!(
+                "{} of zero bytes at offset {}",
+                r.op.name(),
+                r.offset_bytes
+            )));
+        }
+        let end = r.offset_bytes.checked_add(r.len_bytes);
+        let capacity = self.logical_sectors * s;
+        if end.is_none_or(|e| e > capacity) {
+            return Err(bad(format!(
+                "{} of {} bytes at offset {} ends beyond the {capacity}-byte logical capacity",
+                r.op.name(),
+                r.len_bytes,
+                r.offset_bytes
+            )));
+        }
+        Ok((r.offset_bytes / s, r.len_bytes / s))
+    }
+
+    /// Schedules `event` at `time`, or queues it for now in functional-only mode.
+    fn at(&mut self, time: u64, event: Event) {
+        if self.functional || time <= self.now {
+            self.immediate.push_back(event);
+        } else {
+            self.events.schedule(time, event);
+        }
+    }
+
+    fn start_request(&mut self, req: u32) {
+        let cmd_ns = self.link.command_ns();
+        if self.functional {
+            self.immediate.push_back(Event::CommandIn { req });
+            return;
+        }
+        let end = self.link.transfer(Dir::Down, self.now, 0, cmd_ns);
+        self.at(end, Event::CommandIn { req });
+    }
+
+    /// The command reached the device: create its sub-requests.
+    fn command_in(&mut self, req: u32) {
+        let r = *self.reqs.get(req);
+        match r.op {
+            Op::Read | Op::Write => {
+                let mut n = 0;
+                for (first, count) in chop(r.first_sector, r.sectors, self.chop_sectors) {
+                    n += 1;
+                    let phase = if r.op == Op::Write {
+                        SubPhase::DataIn
+                    } else {
+                        SubPhase::Ftl
+                    };
+                    let sub = self.subs.insert(SubState {
+                        req,
+                        first_sector: first,
+                        sectors: count,
+                        phase,
+                        pending_cmds: 0,
+                        ftl_done: false,
+                    });
+                    if r.op == Op::Write && !self.functional {
+                        let end =
+                            self.link
+                                .transfer(Dir::Down, self.now, count * self.sector_bytes, 0);
+                        self.at(end, Event::LinkDone { sub });
+                    } else {
+                        if r.op == Op::Write {
+                            self.subs.get_mut(sub).phase = SubPhase::Ftl;
+                        }
+                        self.calls.push_back(Call::Submit(sub));
+                    }
+                }
+                self.reqs.get_mut(req).subs_left = n;
+            }
+            Op::Trim | Op::Flush => {
+                let sub = self.subs.insert(SubState {
+                    req,
+                    first_sector: r.first_sector,
+                    sectors: r.sectors,
+                    phase: SubPhase::Ftl,
+                    pending_cmds: 0,
+                    ftl_done: false,
+                });
+                self.reqs.get_mut(req).subs_left = 1;
+                self.calls.push_back(Call::Submit(sub));
+            }
+        }
+    }
+
+    fn link_done(&mut self, sub: SubId) -> Result<(), SimError> {
+        match self.subs.get(sub).phase {
+            SubPhase::DataIn => {
+                self.subs.get_mut(sub).phase = SubPhase::Ftl;
+                self.calls.push_back(Call::Submit(sub));
+                Ok(())
+            }
+            SubPhase::DataOut => self.sub_done(sub),
+            SubPhase::Ftl => unreachable!("link transfer of a sub-request held by the FTL"),
+        }
+    }
+
+    /// Called when the FTL finished with a sub-request or one of its commands completed.
+    fn check_sub(&mut self, sub: SubId) -> Result<(), SimError> {
+        let s = self.subs.get(sub);
+        if !(s.ftl_done && s.pending_cmds == 0 && s.phase == SubPhase::Ftl) {
+            return Ok(());
+        }
+        let op = self.reqs.get(s.req).op;
+        if op == Op::Read && !self.functional {
+            let bytes = s.sectors * self.sector_bytes;
+            self.subs.get_mut(sub).phase = SubPhase::DataOut;
+            let end = self.link.transfer(Dir::Up, self.now, bytes, 0);
+            self.at(end, Event::LinkDone { sub });
+            Ok(())
+        } else {
+            self.sub_done(sub)
+        }
+    }
+
+    fn sub_done(&mut self, sub: SubId) -> Result<(), SimError> {
+        let req = self.subs.get(sub).req;
+        self.subs.remove(sub);
+        let r = self.reqs.get_mut(req);
+        r.subs_left -= 1;
+        if r.subs_left == 0 {
+            self.request_done(req)?;
+        }
+        Ok(())
+    }
+
+    fn request_done(&mut self, req: u32) -> Result<(), SimError> {
+        let r = *self.reqs.get(req);
+        self.reqs.remove(req);
+        let latency = self.now - r.arrival_ns;
+        self.stats.record(
+            r.op,
+            r.sectors * self.sector_bytes,
+            r.arrival_ns,
+            self.now,
+            latency,
+        );
+        if let Some(shadow) = &mut self.shadow {
+            match r.op {
+                Op::Write => shadow.write(r.first_sector, r.sectors, r.version),
+                Op::Trim => shadow.trim(r.first_sector, r.sectors),
+                _ => {}
+            }
+        }
+        let mut unblocked = std::mem::take(&mut self.unblocked);
+        self.order.finish(req, &mut unblocked);
+        for id in unblocked.drain(..) {
+            self.start_request(id);
+        }
+        self.unblocked = unblocked;
+        if let Some(LoopMode::Closed { .. }) = self.source.as_ref().map(|s| s.loop_mode()) {
+            self.pull_closed()?;
+        }
+        if self.order.is_empty() && !self.source_done && !self.functional {
+            self.calls.push_back(Call::Idle);
+        }
+        Ok(())
+    }
+
+    /// The next FTL call that can run now (a core is free, or functional mode).
+    fn next_call(&mut self) -> Option<Call> {
+        if self.calls.is_empty() {
+            return None;
+        }
+        if !self.functional && self.busy_cores >= self.cfg.cpu.cores {
+            return None;
+        }
+        self.calls.pop_front()
+    }
+
+    /// Runs one FTL entry point and schedules its effects after its CPU time.
+    fn run_call(&mut self, call: Call) -> Result<(), SimError> {
+        let mut effects = std::mem::take(&mut self.effects);
+        effects.clear();
+        let mut ctx = FtlCtx {
+            now: self.now,
+            ftl_name: self.ftl.name(),
+            nand: &mut self.nand,
+            flash: &mut self.flash,
+            effects: &mut effects,
+            events: &mut self.events,
+            shadow: self.shadow.as_ref(),
+            counters: &mut self.ftl_counters,
+            rng: &mut self.rng,
+            cpu_ns: 0,
+            host_outstanding: self.order.len(),
+            sector_bytes: self.sector_bytes as u32,
+        };
+        let result = match call {
+            Call::Submit(sub) => {
+                let s = *self.subs.get(sub);
+                let r = self.reqs.get(s.req);
+                let request = SubRequest {
+                    id: sub,
+                    op: r.op,
+                    first_sector: s.first_sector,
+                    sectors: s.sectors,
+                    version: r.version,
+                    deadline_ns: r.deadline_ns,
+                };
+                self.ftl.submit(&mut ctx, &request)
+            }
+            Call::FlashDone(token) => self.ftl.flash_done(&mut ctx, token),
+            Call::Wakeup(token) => self.ftl.wakeup(&mut ctx, token),
+            Call::Idle => self.ftl.idle(&mut ctx),
+        };
+        let cpu_ns = if self.functional { 0 } else { ctx.cpu_ns };
+        result?;
+        if cpu_ns == 0 && self.commits.is_empty() {
+            for &effect in &effects {
+                self.apply(effect)?;
+            }
+        } else {
+            self.cpu_busy_ns += cpu_ns;
+            if cpu_ns > 0 {
+                self.busy_cores += 1;
+                self.events.schedule(self.now + cpu_ns, Event::CoreFree);
+            }
+            let commit = (self.now + cpu_ns).max(self.last_commit_ns);
+            self.last_commit_ns = commit;
+            self.commits.push_back((commit, effects.len()));
+            self.deferred.extend(effects.drain(..));
+            self.events.schedule(commit, Event::Commit);
+        }
+        self.effects = effects;
+        Ok(())
+    }
+
+    fn apply(&mut self, effect: Effect) -> Result<(), SimError> {
+        match effect {
+            Effect::Attach(sub) => self.subs.get_mut(sub).pending_cmds += 1,
+            Effect::Release(cmd) => self.flash.release(cmd, self.now, &mut self.events),
+            Effect::Complete(sub) => {
+                self.subs.get_mut(sub).ftl_done = true;
+                self.check_sub(sub)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), SimError> {
+        let (_, n) = self
+            .commits
+            .pop_front()
+            .expect("a commit event has a pending commit");
+        for _ in 0..n {
+            let e = self
+                .deferred
+                .pop_front()
+                .expect("deferred effects match their commit");
+            self.apply(e)?;
+        }
+        Ok(())
+    }
+
+    /// Routes finished flash commands to their sub-requests and FTL callbacks.
+    fn drain_completions(&mut self) -> Result<(), SimError> {
+        if !self.flash.has_completions() {
+            return Ok(());
+        }
+        let mut done = std::mem::take(&mut self.completions);
+        self.flash.drain_completions(&mut done);
+        for c in done.drain(..) {
+            if c.sub != NIL {
+                self.subs.get_mut(c.sub).pending_cmds -= 1;
+                self.check_sub(c.sub)?;
+            }
+            if c.token != 0 {
+                self.calls.push_back(Call::FlashDone(c.token));
+            }
+        }
+        self.completions = done;
+        Ok(())
+    }
+
+    fn handle(&mut self, event: Event) -> Result<(), SimError> {
+        match event {
+            Event::CellDone { .. } | Event::BusDone { .. } => {
+                self.flash.on_event(event, self.now, &mut self.events);
+                Ok(())
+            }
+            Event::LinkDone { sub } => self.link_done(sub),
+            Event::CommandIn { req } => {
+                self.command_in(req);
+                Ok(())
+            }
+            Event::CoreFree => {
+                self.busy_cores -= 1;
+                Ok(())
+            }
+            Event::Commit => self.commit(),
+            Event::Wakeup { slot } => {
+                let token = self.events.take_wakeup(slot);
+                self.calls.push_back(Call::Wakeup(token));
+                Ok(())
+            }
+            Event::Arrival => {
+                let r = self
+                    .next_open
+                    .take()
+                    .expect("an arrival event has a request");
+                self.admit(r)?;
+                self.pull_open()
+            }
+        }
+    }
+}

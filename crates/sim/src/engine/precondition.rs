@@ -1,0 +1,139 @@
+//! Preconditioning: bring the device to the state a measurement should start from, quickly
+//! (functional-only, no timing) and outside the measurement.
+//!
+//! A sequential fill of the first `fraction` of the logical space in 1 MiB writes, then random
+//! overwrites of single mapping units over that range, in windows of a quarter of the filled
+//! units. After at least one full pass, it stops as soon as the write amplification of a window
+//! is within 1% of the previous window's (steady state), or when `max_passes` passes are done.
+//! Everything goes through the normal host path, so verify runs check it too.
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::Serialize;
+
+use super::Simulation;
+use crate::flash::{Cause, OpKind};
+use crate::host::{Op, Request};
+use crate::SimError;
+
+/// Stream of the seed used for preconditioning overwrites.
+const PRECONDITION_STREAM: u64 = 0x9e3c_0d17;
+/// Relative change of window write amplification taken as steady state.
+const STEADY_TOLERANCE: f64 = 0.01;
+
+/// What preconditioning did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PreconditionSummary {
+    /// Fraction of the logical space filled.
+    pub fraction: f64,
+    /// Bytes written by the sequential fill.
+    pub fill_bytes: u64,
+    /// Random single-unit overwrites.
+    pub random_writes: u64,
+    /// Random overwrites as multiples of the filled units.
+    pub random_passes: f64,
+    /// Whether the window write amplification settled (false: stopped at the pass budget).
+    pub steady: bool,
+    /// Write amplification of the last random window (1.0 when there was none).
+    pub write_amplification: f64,
+}
+
+impl Simulation {
+    /// Preconditions to `run.precondition` of the logical space (see the module docs).
+    pub fn precondition(&mut self) -> Result<PreconditionSummary, SimError> {
+        let fraction = self.cfg.run.precondition;
+        let max_passes = self.cfg.run.precondition_max_passes;
+        let summary = self.precondition_to(fraction, max_passes)?;
+        self.precondition = Some(summary.clone());
+        Ok(summary)
+    }
+
+    fn precondition_to(
+        &mut self,
+        fraction: f64,
+        max_passes: f64,
+    ) -> Result<PreconditionSummary, SimError> {
+        let mut summary = PreconditionSummary {
+            fraction,
+            write_amplification: 1.0,
+            ..PreconditionSummary::default()
+        };
+        let unit = u64::from(self.ftl.trim_unit_bytes());
+        let fill = ((self.logical_bytes() as f64 * fraction) as u64) / unit * unit;
+        if fill == 0 {
+            return Ok(summary);
+        }
+        let was_functional = self.functional;
+        self.set_functional(true);
+        self.sequential_fill(fill)?;
+        summary.fill_bytes = fill;
+        let units = fill / unit;
+        let window = (units / 4).max(1024);
+        let budget = (units as f64 * max_passes) as u64;
+        let mut rng = Pcg64Mcg::seed_from_u64(self.cfg.run.seed ^ PRECONDITION_STREAM);
+        let mut previous: Option<f64> = None;
+        while summary.random_writes < budget {
+            let n = window.min(budget - summary.random_writes);
+            let wa = self.random_window(&mut rng, units, unit, n)?;
+            summary.random_writes += n;
+            summary.write_amplification = wa;
+            let passes = summary.random_writes as f64 / units as f64;
+            if passes >= 1.0 && previous.is_some_and(|p| (wa - p).abs() <= STEADY_TOLERANCE * wa) {
+                summary.steady = true;
+                break;
+            }
+            previous = Some(wa);
+        }
+        summary.random_passes = summary.random_writes as f64 / units as f64;
+        self.set_functional(was_functional);
+        self.reset_measurements();
+        Ok(summary)
+    }
+
+    fn sequential_fill(&mut self, fill: u64) -> Result<(), SimError> {
+        const CHUNK: u64 = 1 << 20;
+        let mut at = 0;
+        while at < fill {
+            let len = CHUNK.min(fill - at);
+            self.submit(write(at, len))?;
+            self.run_until_idle()?;
+            at += len;
+        }
+        Ok(())
+    }
+
+    /// `n` random single-unit overwrites; returns the window's write amplification.
+    fn random_window(
+        &mut self,
+        rng: &mut Pcg64Mcg,
+        units: u64,
+        unit: u64,
+        n: u64,
+    ) -> Result<f64, SimError> {
+        let page_bytes = u64::from(self.nand.layout().page_bytes);
+        let programmed = |s: &Self| {
+            Cause::ALL
+                .iter()
+                .map(|c| s.flash.counters().get(OpKind::Program, *c))
+                .sum::<u64>()
+        };
+        let before = programmed(self);
+        for _ in 0..n {
+            let u = rng.random_range(0..units);
+            self.submit(write(u * unit, unit))?;
+            self.run_until_idle()?;
+        }
+        let flash_bytes = (programmed(self) - before) * page_bytes;
+        Ok(flash_bytes as f64 / (n * unit) as f64)
+    }
+}
+
+fn write(offset: u64, len: u64) -> Request {
+    Request {
+        arrival_ns: 0,
+        op: Op::Write,
+        offset_bytes: offset,
+        len_bytes: len,
+        deadline_ns: 0,
+    }
+}

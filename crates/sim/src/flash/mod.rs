@@ -1,0 +1,775 @@
+//! The flash scheduler: the timing half of the NAND model.
+//!
+//! FTLs submit commands (their functional effect has already been applied to [`crate::nand`]);
+//! the scheduler decides *when* each runs:
+//! - a per-die queue, served in the order of a [`QueuePolicy`] (FIFO, read-first, EDF);
+//! - commands on the same block start in the order they were issued, whatever the policy, so
+//!   reordering can never break the NAND rules (programs in page order, erase after the reads
+//!   of a victim, reads after the program of their page);
+//! - explicit dependencies: a command can wait for other commands to complete (a GC program
+//!   waits for the reads that fetched its data);
+//! - a die runs one cell operation at a time; with `cache_ops` a read's data-out overlaps the
+//!   next read's cell time and a program's data-in overlaps the previous program's cell time;
+//! - each channel bus is shared by the dies on it, granted round-robin one page-buffer chunk
+//!   at a time (or one whole transfer when `page_buffer_bytes` is 0).
+//!
+//! In functional-only mode every command completes the moment it is released.
+
+use std::collections::VecDeque;
+
+use crate::config::{QueuePolicy, Timing};
+use crate::engine::events::{Event, EventQueue};
+use crate::nand::{BlockId, DieId, Layout};
+
+/// Kinds of flash command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// Page read: cell read, then data out over the bus.
+    Read,
+    /// Spare-area-only read.
+    ReadOob,
+    /// Page program: data in over the bus, then cell program.
+    Program,
+    /// Spare-area-only program (partial page program).
+    ProgramOob,
+    /// Block erase (die only, no bus).
+    Erase,
+    /// Page copy inside a plane (read then program, no bus).
+    Copyback,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 6] = [
+        OpKind::Read,
+        OpKind::ReadOob,
+        OpKind::Program,
+        OpKind::ProgramOob,
+        OpKind::Erase,
+        OpKind::Copyback,
+    ];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    /// Report name.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "reads",
+            OpKind::ReadOob => "oob_reads",
+            OpKind::Program => "programs",
+            OpKind::ProgramOob => "oob_programs",
+            OpKind::Erase => "erases",
+            OpKind::Copyback => "copybacks",
+        }
+    }
+    fn is_read(self) -> bool {
+        matches!(self, OpKind::Read | OpKind::ReadOob)
+    }
+    fn is_program(self) -> bool {
+        matches!(self, OpKind::Program | OpKind::ProgramOob)
+    }
+}
+
+/// Why a flash command was issued (flash counters are split by cause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cause {
+    /// Serving a host request.
+    Host,
+    /// Garbage collection.
+    Gc,
+    /// Mapping-table traffic (translation pages of demand-based FTLs).
+    Mapping,
+    /// Log-block merges and folds of hybrid and block-mapped FTLs.
+    Merge,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 4] = [Cause::Host, Cause::Gc, Cause::Mapping, Cause::Merge];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Host => "host",
+            Cause::Gc => "gc",
+            Cause::Mapping => "mapping",
+            Cause::Merge => "merge",
+        }
+    }
+}
+
+/// Most planes one multi-plane command spans.
+pub const MAX_PLANES_PER_OP: usize = 4;
+
+/// A flash command as an FTL describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlashOp {
+    pub kind: OpKind,
+    pub die: DieId,
+    /// Block of each plane the command touches (multi-plane commands list several).
+    pub blocks: [BlockId; MAX_PLANES_PER_OP],
+    /// Number of entries of `blocks` in use (1 for single-plane commands).
+    pub planes: u8,
+    /// Bytes crossing the channel bus (all planes together); 0 for erase and copyback.
+    pub bus_bytes: u32,
+    pub cause: Cause,
+    /// Absolute deadline for EDF queues (`u64::MAX`: none).
+    pub deadline_ns: u64,
+}
+
+impl FlashOp {
+    /// A single-plane command on `block` of `die`.
+    pub fn single(kind: OpKind, die: DieId, block: BlockId, bus_bytes: u32, cause: Cause) -> Self {
+        FlashOp {
+            kind,
+            die,
+            blocks: [block; MAX_PLANES_PER_OP],
+            planes: 1,
+            bus_bytes,
+            cause,
+            deadline_ns: u64::MAX,
+        }
+    }
+    fn blocks(&self) -> &[BlockId] {
+        &self.blocks[..self.planes as usize]
+    }
+}
+
+/// Handle of a submitted command; stale handles (of completed commands) are harmless.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CmdId {
+    idx: u32,
+    gen: u32,
+}
+
+/// A finished command the engine must report: to the FTL (`token != 0`) and/or to the host
+/// sub-request it was attached to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub token: u64,
+    pub sub: u32,
+}
+
+/// Marker for "none" in index fields.
+pub const NIL: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Free,
+    /// Waiting for release (end of the issuing FTL handler) and/or dependencies.
+    Pending,
+    Queued,
+    Running,
+}
+
+#[derive(Debug, Clone)]
+struct Cmd {
+    op: FlashOp,
+    token: u64,
+    sub: u32,
+    gen: u32,
+    stage: Stage,
+    released: bool,
+    /// Unfinished dependencies: commands to complete plus same-block predecessors to start.
+    waits: u32,
+    /// Commands waiting for this one to complete.
+    on_complete: u32,
+    /// Commands waiting for this one to start.
+    on_start: u32,
+    xfer_left: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Edge {
+    cmd: u32,
+    next: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Die {
+    queue: VecDeque<u32>,
+    /// Command occupying the cell (array) of the die.
+    cell: u32,
+    /// Command occupying the cache register (cache operations only).
+    cache: u32,
+    /// Command that finished one phase and waits for the other resource.
+    waiting: u32,
+    active_since: u64,
+    busy_ns: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Channel {
+    busy: bool,
+    current_slot: u32,
+    chunk_bytes: u32,
+    next_slot: u32,
+    /// Per die slot on the channel: command wanting the bus, or NIL.
+    want: Vec<u32>,
+    pending: u32,
+    busy_ns: u64,
+}
+
+/// Per-cause counts of each kind of flash operation (pages for reads and programs, blocks for
+/// erases), and utilisation counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlashCounters {
+    pub ops: [[u64; 4]; 6],
+}
+
+impl FlashCounters {
+    pub fn get(&self, kind: OpKind, cause: Cause) -> u64 {
+        self.ops[kind.index()][cause.index()]
+    }
+    pub fn total(&self, kind: OpKind) -> u64 {
+        self.ops[kind.index()].iter().sum()
+    }
+}
+
+/// What a die is doing, for FTLs that decide by the state of the hardware.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DieStatus {
+    /// Kind of the command holding the die's cell, if any.
+    pub cell: Option<OpKind>,
+    /// Commands waiting in the die's queue.
+    pub queued: usize,
+}
+
+/// Timing-model state of all dies and channels.
+#[derive(Debug)]
+pub struct FlashScheduler {
+    layout: Layout,
+    timing: Timing,
+    instant: bool,
+    cmds: Vec<Cmd>,
+    free_cmds: Vec<u32>,
+    edges: Vec<Edge>,
+    free_edges: Vec<u32>,
+    dies: Vec<Die>,
+    channels: Vec<Channel>,
+    /// Per block: the latest issued command on it that has not started (index, generation).
+    last_on_block: Vec<(u32, u32)>,
+    /// Commands whose dependencies were met during the current step, to enqueue.
+    ready: Vec<u32>,
+    completed: Vec<Completion>,
+    counters: FlashCounters,
+    in_flight: usize,
+}
+
+impl FlashScheduler {
+    /// A scheduler for `layout`; `instant` completes every command when released.
+    pub fn new(layout: Layout, timing: Timing, instant: bool) -> Self {
+        let die = Die {
+            cell: NIL,
+            cache: NIL,
+            waiting: NIL,
+            ..Die::default()
+        };
+        let channel = Channel {
+            want: vec![NIL; layout.dies_per_channel() as usize],
+            ..Channel::default()
+        };
+        FlashScheduler {
+            layout,
+            timing,
+            instant,
+            cmds: Vec::new(),
+            free_cmds: Vec::new(),
+            edges: Vec::new(),
+            free_edges: Vec::new(),
+            dies: vec![die; layout.dies() as usize],
+            channels: vec![channel; layout.channels as usize],
+            last_on_block: if instant {
+                Vec::new()
+            } else {
+                vec![(NIL, 0); layout.blocks() as usize]
+            },
+            ready: Vec::new(),
+            completed: Vec::new(),
+            counters: FlashCounters::default(),
+            in_flight: 0,
+        }
+    }
+
+    pub fn counters(&self) -> &FlashCounters {
+        &self.counters
+    }
+    /// Carries counters over to a rebuilt scheduler.
+    pub fn restore_counters(&mut self, counters: FlashCounters) {
+        self.counters = counters;
+    }
+    pub fn reset_counters(&mut self) {
+        self.counters = FlashCounters::default();
+        for d in &mut self.dies {
+            d.busy_ns = 0;
+        }
+        for c in &mut self.channels {
+            c.busy_ns = 0;
+        }
+    }
+    /// Commands submitted and not yet completed.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+    pub fn is_instant(&self) -> bool {
+        self.instant
+    }
+    pub fn die_status(&self, die: DieId) -> DieStatus {
+        let d = &self.dies[die as usize];
+        DieStatus {
+            cell: (d.cell != NIL).then(|| self.cmds[d.cell as usize].op.kind),
+            queued: d.queue.len(),
+        }
+    }
+    /// Busy time of each die (cell or cache register in use), measured since the last reset;
+    /// `now` closes the interval of dies still busy.
+    pub fn die_busy_ns(&self, now: u64) -> Vec<u64> {
+        self.dies
+            .iter()
+            .map(|d| {
+                let open = if d.cell != NIL || d.cache != NIL {
+                    now.saturating_sub(d.active_since)
+                } else {
+                    0
+                };
+                d.busy_ns + open
+            })
+            .collect()
+    }
+    /// Bus-busy time of each channel since the last reset.
+    pub fn channel_busy_ns(&self) -> Vec<u64> {
+        self.channels.iter().map(|c| c.busy_ns).collect()
+    }
+    /// Restarts die busy intervals at `now` (after a reset of the measurement).
+    pub fn restart_busy_clock(&mut self, now: u64) {
+        for d in &mut self.dies {
+            d.active_since = now;
+        }
+    }
+
+    /// Takes the completions gathered since the last call.
+    pub fn drain_completions(&mut self, out: &mut Vec<Completion>) {
+        out.append(&mut self.completed);
+    }
+    pub fn has_completions(&self) -> bool {
+        !self.completed.is_empty()
+    }
+
+    /// Submits a command that will start only after it is released and `after` completed.
+    pub fn submit(&mut self, op: FlashOp, after: &[CmdId], token: u64, sub: u32) -> CmdId {
+        let units = if op.kind == OpKind::Copyback {
+            1
+        } else {
+            u64::from(op.planes)
+        };
+        self.counters.ops[op.kind.index()][op.cause.index()] += units;
+        self.in_flight += 1;
+        let idx = self.alloc_cmd(op, token, sub);
+        let gen = self.cmds[idx as usize].gen;
+        if !self.instant {
+            for dep in after {
+                if self.is_live(*dep) {
+                    let e = self.alloc_edge(idx, self.cmds[dep.idx as usize].on_complete);
+                    self.cmds[dep.idx as usize].on_complete = e;
+                    self.cmds[idx as usize].waits += 1;
+                }
+            }
+            self.chain_same_block(idx, gen);
+        }
+        CmdId { idx, gen }
+    }
+
+    /// Releases a submitted command (the FTL handler that issued it has committed).
+    pub fn release(&mut self, id: CmdId, now: u64, events: &mut EventQueue) {
+        if !self.is_live(id) {
+            return;
+        }
+        let idx = id.idx;
+        if self.instant {
+            self.complete(idx);
+            return;
+        }
+        self.cmds[idx as usize].released = true;
+        if self.cmds[idx as usize].waits == 0 {
+            self.ready.push(idx);
+        }
+        self.flush_ready(now, events);
+    }
+
+    /// Handles a scheduler event.
+    pub fn on_event(&mut self, event: Event, now: u64, events: &mut EventQueue) {
+        match event {
+            Event::CellDone { die } => self.cell_done(die, now, events),
+            Event::BusDone { channel } => self.bus_done(channel, now, events),
+            _ => unreachable!("not a flash event: {event:?}"),
+        }
+        self.flush_ready(now, events);
+    }
+
+    fn is_live(&self, id: CmdId) -> bool {
+        self.cmds
+            .get(id.idx as usize)
+            .is_some_and(|c| c.gen == id.gen && c.stage != Stage::Free)
+    }
+
+    fn alloc_cmd(&mut self, op: FlashOp, token: u64, sub: u32) -> u32 {
+        let cmd = Cmd {
+            op,
+            token,
+            sub,
+            gen: 0,
+            stage: Stage::Pending,
+            released: false,
+            waits: 0,
+            on_complete: NIL,
+            on_start: NIL,
+            xfer_left: op.bus_bytes,
+        };
+        match self.free_cmds.pop() {
+            Some(i) => {
+                let gen = self.cmds[i as usize].gen;
+                self.cmds[i as usize] = Cmd { gen, ..cmd };
+                i
+            }
+            None => {
+                self.cmds.push(cmd);
+                (self.cmds.len() - 1) as u32
+            }
+        }
+    }
+
+    fn alloc_edge(&mut self, cmd: u32, next: u32) -> u32 {
+        let e = Edge { cmd, next };
+        match self.free_edges.pop() {
+            Some(i) => {
+                self.edges[i as usize] = e;
+                i
+            }
+            None => {
+                self.edges.push(e);
+                (self.edges.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Makes `idx` wait for the start of the latest unstarted command on each of its blocks.
+    fn chain_same_block(&mut self, idx: u32, gen: u32) {
+        let op = self.cmds[idx as usize].op;
+        for &block in op.blocks() {
+            let (prev, prev_gen) = self.last_on_block[block as usize];
+            if prev != NIL
+                && prev != idx
+                && self.is_live(CmdId {
+                    idx: prev,
+                    gen: prev_gen,
+                })
+            {
+                let p = &self.cmds[prev as usize];
+                // A FIFO die queue already keeps a queued predecessor ahead of this command.
+                let ordered_by_queue =
+                    p.stage == Stage::Queued && self.timing.die_queue_policy == QueuePolicy::Fifo;
+                if matches!(p.stage, Stage::Pending | Stage::Queued) && !ordered_by_queue {
+                    let e = self.alloc_edge(idx, self.cmds[prev as usize].on_start);
+                    self.cmds[prev as usize].on_start = e;
+                    self.cmds[idx as usize].waits += 1;
+                }
+            }
+            self.last_on_block[block as usize] = (idx, gen);
+        }
+    }
+
+    /// Decrements the waits of every command on an edge list and frees the list.
+    fn notify(&mut self, mut edge: u32) {
+        while edge != NIL {
+            let Edge { cmd, next } = self.edges[edge as usize];
+            self.free_edges.push(edge);
+            let c = &mut self.cmds[cmd as usize];
+            c.waits -= 1;
+            if c.waits == 0 && c.released {
+                self.ready.push(cmd);
+            }
+            edge = next;
+        }
+    }
+
+    fn flush_ready(&mut self, now: u64, events: &mut EventQueue) {
+        while let Some(idx) = self.ready.pop() {
+            let die = self.cmds[idx as usize].op.die;
+            self.cmds[idx as usize].stage = Stage::Queued;
+            self.dies[die as usize].queue.push_back(idx);
+            self.try_start(die, now, events);
+        }
+    }
+
+    fn select(&self, die: DieId) -> Option<usize> {
+        let q = &self.dies[die as usize].queue;
+        if q.is_empty() {
+            return None;
+        }
+        Some(match self.timing.die_queue_policy {
+            QueuePolicy::Fifo => 0,
+            QueuePolicy::ReadFirst => q
+                .iter()
+                .position(|&c| self.cmds[c as usize].op.kind.is_read())
+                .unwrap_or(0),
+            QueuePolicy::Edf => {
+                let mut best = 0;
+                for (i, &c) in q.iter().enumerate() {
+                    if self.cmds[c as usize].op.deadline_ns
+                        < self.cmds[q[best] as usize].op.deadline_ns
+                    {
+                        best = i;
+                    }
+                }
+                best
+            }
+        })
+    }
+
+    fn kind_of(&self, idx: u32) -> Option<OpKind> {
+        (idx != NIL).then(|| self.cmds[idx as usize].op.kind)
+    }
+
+    fn can_start(&self, die: DieId, kind: OpKind) -> bool {
+        let d = &self.dies[die as usize];
+        if !self.timing.cache_ops {
+            return d.cell == NIL;
+        }
+        if d.waiting != NIL {
+            return false;
+        }
+        let cell = self.kind_of(d.cell);
+        let cache = self.kind_of(d.cache);
+        if kind.is_read() {
+            d.cell == NIL && cache.is_none_or(OpKind::is_read)
+        } else if kind.is_program() {
+            d.cache == NIL && cell.is_none_or(OpKind::is_program)
+        } else {
+            d.cell == NIL && d.cache == NIL
+        }
+    }
+
+    fn try_start(&mut self, die: DieId, now: u64, events: &mut EventQueue) {
+        while let Some(pos) = self.select(die) {
+            let idx = self.dies[die as usize].queue[pos];
+            if !self.can_start(die, self.cmds[idx as usize].op.kind) {
+                break;
+            }
+            self.dies[die as usize].queue.remove(pos);
+            self.start(die, idx, now, events);
+        }
+    }
+
+    fn start(&mut self, die: DieId, idx: u32, now: u64, events: &mut EventQueue) {
+        let op = self.cmds[idx as usize].op;
+        self.cmds[idx as usize].stage = Stage::Running;
+        for &block in op.blocks() {
+            if self.last_on_block[block as usize].0 == idx {
+                self.last_on_block[block as usize] = (NIL, 0);
+            }
+        }
+        let waiters = std::mem::replace(&mut self.cmds[idx as usize].on_start, NIL);
+        self.notify(waiters);
+        let t = &self.timing;
+        match op.kind {
+            OpKind::Read | OpKind::ReadOob => {
+                let cell_ns = if op.kind == OpKind::Read {
+                    t.read_latency_ns
+                } else {
+                    t.read_oob_latency_ns
+                };
+                self.set_cell(die, idx, now);
+                events.schedule(now + cell_ns, Event::CellDone { die });
+            }
+            OpKind::Program | OpKind::ProgramOob => {
+                if self.timing.cache_ops {
+                    self.set_cache(die, idx, now);
+                } else {
+                    self.set_cell(die, idx, now);
+                }
+                self.request_bus(idx, now, events);
+            }
+            OpKind::Erase => {
+                let ns = t.erase_latency_ns;
+                self.set_cell(die, idx, now);
+                events.schedule(now + ns, Event::CellDone { die });
+            }
+            OpKind::Copyback => {
+                let ns = t.read_latency_ns + t.program_latency_ns;
+                self.set_cell(die, idx, now);
+                events.schedule(now + ns, Event::CellDone { die });
+            }
+        }
+    }
+
+    fn cell_done(&mut self, die: DieId, now: u64, events: &mut EventQueue) {
+        let idx = self.dies[die as usize].cell;
+        let kind = self.cmds[idx as usize].op.kind;
+        if kind.is_read() {
+            if !self.timing.cache_ops {
+                self.request_bus(idx, now, events);
+            } else if self.dies[die as usize].cache == NIL {
+                self.set_cache(die, idx, now);
+                self.set_cell(die, NIL, now);
+                self.request_bus(idx, now, events);
+            } else {
+                self.dies[die as usize].waiting = idx;
+            }
+        } else {
+            self.set_cell(die, NIL, now);
+            self.complete(idx);
+            let waiting = self.dies[die as usize].waiting;
+            if waiting != NIL && self.cmds[waiting as usize].op.kind.is_program() {
+                self.dies[die as usize].waiting = NIL;
+                self.set_cache(die, NIL, now);
+                self.start_program_cell(die, waiting, now, events);
+            }
+        }
+        self.try_start(die, now, events);
+    }
+
+    fn start_program_cell(&mut self, die: DieId, idx: u32, now: u64, events: &mut EventQueue) {
+        let ns = if self.cmds[idx as usize].op.kind == OpKind::Program {
+            self.timing.program_latency_ns
+        } else {
+            self.timing.program_oob_latency_ns
+        };
+        self.set_cell(die, idx, now);
+        events.schedule(now + ns, Event::CellDone { die });
+    }
+
+    /// The bus transfer of `idx` finished.
+    fn transfer_done(&mut self, idx: u32, now: u64, events: &mut EventQueue) {
+        let op = self.cmds[idx as usize].op;
+        let die = op.die;
+        if op.kind.is_read() {
+            self.complete(idx);
+            if self.timing.cache_ops {
+                self.set_cache(die, NIL, now);
+                let waiting = self.dies[die as usize].waiting;
+                if waiting != NIL {
+                    self.dies[die as usize].waiting = NIL;
+                    self.set_cache(die, waiting, now);
+                    self.set_cell(die, NIL, now);
+                    self.request_bus(waiting, now, events);
+                }
+            } else {
+                self.set_cell(die, NIL, now);
+            }
+        } else if !self.timing.cache_ops {
+            let ns = if op.kind == OpKind::Program {
+                self.timing.program_latency_ns
+            } else {
+                self.timing.program_oob_latency_ns
+            };
+            events.schedule(now + ns, Event::CellDone { die });
+        } else if self.dies[die as usize].cell == NIL {
+            self.set_cache(die, NIL, now);
+            self.start_program_cell(die, idx, now, events);
+        } else {
+            self.dies[die as usize].waiting = idx;
+        }
+        self.try_start(die, now, events);
+    }
+
+    fn request_bus(&mut self, idx: u32, now: u64, events: &mut EventQueue) {
+        let die = self.cmds[idx as usize].op.die;
+        if self.cmds[idx as usize].xfer_left == 0 {
+            self.transfer_done(idx, now, events);
+            return;
+        }
+        let ch = self.layout.channel_of(die) as usize;
+        let slot = self.layout.slot_on_channel(die) as usize;
+        debug_assert_eq!(
+            self.channels[ch].want[slot], NIL,
+            "one transfer per die at a time"
+        );
+        self.channels[ch].want[slot] = idx;
+        self.channels[ch].pending += 1;
+        if !self.channels[ch].busy {
+            self.grant_bus(ch as u32, now, events);
+        }
+    }
+
+    fn grant_bus(&mut self, channel: u32, now: u64, events: &mut EventQueue) {
+        let chunk_limit = self.timing.page_buffer_bytes;
+        let c = &mut self.channels[channel as usize];
+        if c.pending == 0 {
+            return;
+        }
+        let slots = c.want.len() as u32;
+        let mut slot = c.next_slot % slots;
+        while c.want[slot as usize] == NIL {
+            slot = (slot + 1) % slots;
+        }
+        let idx = c.want[slot as usize];
+        let left = self.cmds[idx as usize].xfer_left;
+        let chunk = if chunk_limit == 0 {
+            left
+        } else {
+            left.min(chunk_limit)
+        };
+        let ns = self.timing.bus_ns(u64::from(chunk));
+        c.busy = true;
+        c.current_slot = slot;
+        c.chunk_bytes = chunk;
+        c.next_slot = (slot + 1) % slots;
+        c.busy_ns += ns;
+        events.schedule(now + ns, Event::BusDone { channel });
+    }
+
+    fn bus_done(&mut self, channel: u32, now: u64, events: &mut EventQueue) {
+        let c = &mut self.channels[channel as usize];
+        c.busy = false;
+        let slot = c.current_slot as usize;
+        let idx = c.want[slot];
+        let cmd = &mut self.cmds[idx as usize];
+        cmd.xfer_left -= c.chunk_bytes;
+        if cmd.xfer_left == 0 {
+            c.want[slot] = NIL;
+            c.pending -= 1;
+            self.transfer_done(idx, now, events);
+        }
+        if !self.channels[channel as usize].busy {
+            self.grant_bus(channel, now, events);
+        }
+    }
+
+    fn set_cell(&mut self, die: DieId, idx: u32, now: u64) {
+        self.track_activity(die, now, |d| d.cell = idx);
+    }
+
+    fn set_cache(&mut self, die: DieId, idx: u32, now: u64) {
+        self.track_activity(die, now, |d| d.cache = idx);
+    }
+
+    fn track_activity(&mut self, die: DieId, now: u64, change: impl FnOnce(&mut Die)) {
+        let d = &mut self.dies[die as usize];
+        let was = d.cell != NIL || d.cache != NIL;
+        change(d);
+        let is = d.cell != NIL || d.cache != NIL;
+        if !was && is {
+            d.active_since = now;
+        } else if was && !is {
+            d.busy_ns += now.saturating_sub(d.active_since);
+        }
+    }
+
+    fn complete(&mut self, idx: u32) {
+        let c = &mut self.cmds[idx as usize];
+        if c.token != 0 || c.sub != NIL {
+            self.completed.push(Completion {
+                token: c.token,
+                sub: c.sub,
+            });
+        }
+        c.stage = Stage::Free;
+        c.gen = c.gen.wrapping_add(1);
+        let edges = std::mem::replace(&mut c.on_complete, NIL);
+        self.in_flight -= 1;
+        self.free_cmds.push(idx);
+        self.notify(edges);
+    }
+}
+
+#[cfg(test)]
+mod tests;

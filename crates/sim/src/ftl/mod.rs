@@ -1,0 +1,373 @@
+//! FTL plug-ins: the [`Ftl`] trait every algorithm implements, the [`FtlCtx`] through which it
+//! touches the device, and the [`registry`] that builds one by name.
+//!
+//! An FTL is event-driven. The engine calls it when a host sub-request arrives, when a flash
+//! command it tagged with a token completes, at a wake-up it asked for, and when the host goes
+//! idle. In each call it may:
+//! - apply NAND operations through the context (`read`, `program`, `erase`, `copyback`, ...):
+//!   the functional effect happens at once (NAND rules checked), the timed command is queued
+//!   on its die, optionally after other commands (`Issue::after`);
+//! - attach commands to a host sub-request and declare it handled (`complete`): the host sees
+//!   it done when every attached command finished;
+//! - charge CPU time (`charge_cpu`): its commands and completions take effect when that CPU
+//!   time has run on one of the configured cores (in the order the FTL issued them);
+//! - look at the hardware (`die_status`) and schedule its own wake-ups (`wake_at`).
+//!
+//! This covers simple FTLs (issue a chain of commands per request) and complex ones
+//! (non-blocking map caches with many misses in flight, partial GC steps, EDF-ordered work,
+//! an RTOS of FTL tasks) without special cases in the engine.
+
+pub mod pagemap;
+pub mod registry;
+
+use rand_pcg::Pcg64Mcg;
+use serde::Serialize;
+
+use crate::engine::events::EventQueue;
+use crate::flash::{
+    Cause, CmdId, DieStatus, FlashOp, FlashScheduler, OpKind, MAX_PLANES_PER_OP, NIL,
+};
+use crate::host::{SubId, SubRequest};
+use crate::nand::{BlockId, DieId, Layout, Nand, NandError, OobEntry, Ppn};
+use crate::verify::Shadow;
+use crate::SimError;
+
+/// A flash translation layer.
+pub trait Ftl {
+    /// Registry name.
+    fn name(&self) -> &'static str;
+    /// Bytes of logical space exported to the host.
+    fn logical_bytes(&self) -> u64;
+    /// Host reads and writes are split at multiples of this many bytes (one sub-request each).
+    fn chop_bytes(&self) -> u32;
+    /// Trims deallocate only whole aligned units of this many bytes.
+    fn trim_unit_bytes(&self) -> u32;
+    /// Mapping units per flash page (OOB entries per page).
+    fn units_per_page(&self) -> u32;
+    /// A host sub-request (read, write, trim or flush) arrived.
+    fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError>;
+    /// A flash command submitted with a non-zero token completed.
+    fn flash_done(&mut self, ctx: &mut FtlCtx<'_>, token: u64) -> Result<(), SimError>;
+    /// A wake-up asked for with [`FtlCtx::wake_at`].
+    fn wakeup(&mut self, _ctx: &mut FtlCtx<'_>, _token: u64) -> Result<(), SimError> {
+        Ok(())
+    }
+    /// The host has no request outstanding: a chance for background work.
+    fn idle(&mut self, _ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
+        Ok(())
+    }
+    /// Checks the FTL's structures against the NAND state (mapping and reverse map agree,
+    /// counts add up). Called by tests and verify runs when no command is in flight.
+    fn check_invariants(&self, nand: &Nand) -> Result<(), String>;
+    /// FTL-specific figures for the report.
+    fn report(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+    /// Approximate bytes of FTL state (mapping tables, block lists).
+    fn state_bytes(&self) -> u64;
+}
+
+/// Garbage-collection and buffer counters common to FTLs (reported under `gc`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FtlCounters {
+    /// Victim blocks collected.
+    pub gc_runs: u64,
+    /// Of which while the host was idle.
+    pub gc_background_runs: u64,
+    /// Mapping units copied by GC.
+    pub gc_units_moved: u64,
+}
+
+/// Something an FTL handler did that takes effect once its CPU time has run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// A command was attached to a host sub-request (counted before it can complete).
+    Attach(SubId),
+    Release(CmdId),
+    Complete(SubId),
+}
+
+/// How a command is issued: its cause, dependencies, callback token, host sub-request and
+/// deadline.
+#[derive(Debug, Clone, Copy)]
+pub struct Issue<'d> {
+    pub cause: Cause,
+    pub after: &'d [CmdId],
+    pub token: u64,
+    pub sub: Option<SubId>,
+    pub deadline_ns: u64,
+}
+
+impl Issue<'static> {
+    /// A command for `cause`, without dependencies, callback or host sub-request.
+    pub fn new(cause: Cause) -> Self {
+        Issue {
+            cause,
+            after: &[],
+            token: 0,
+            sub: None,
+            deadline_ns: u64::MAX,
+        }
+    }
+    /// A host command attached to sub-request `sub`.
+    pub fn host(sub: SubId) -> Self {
+        Issue {
+            sub: Some(sub),
+            ..Issue::new(Cause::Host)
+        }
+    }
+}
+
+impl<'d> Issue<'d> {
+    /// Starts only after `deps` completed.
+    pub fn after<'e>(self, deps: &'e [CmdId]) -> Issue<'e> {
+        Issue {
+            cause: self.cause,
+            after: deps,
+            token: self.token,
+            sub: self.sub,
+            deadline_ns: self.deadline_ns,
+        }
+    }
+    /// Calls [`Ftl::flash_done`] with `token` (non-zero) on completion.
+    pub fn token(self, token: u64) -> Self {
+        Issue { token, ..self }
+    }
+    /// Absolute deadline for EDF die queues.
+    pub fn deadline(self, deadline_ns: u64) -> Self {
+        Issue {
+            deadline_ns,
+            ..self
+        }
+    }
+}
+
+/// The FTL's view of the device during one handler call.
+pub struct FtlCtx<'a> {
+    pub(crate) now: u64,
+    pub(crate) ftl_name: &'static str,
+    pub(crate) nand: &'a mut Nand,
+    pub(crate) flash: &'a mut FlashScheduler,
+    pub(crate) effects: &'a mut Vec<Effect>,
+    pub(crate) events: &'a mut EventQueue,
+    pub(crate) shadow: Option<&'a Shadow>,
+    pub(crate) counters: &'a mut FtlCounters,
+    pub(crate) rng: &'a mut Pcg64Mcg,
+    pub(crate) cpu_ns: u64,
+    pub(crate) host_outstanding: usize,
+    pub(crate) sector_bytes: u32,
+}
+
+impl<'a> FtlCtx<'a> {
+    /// Current simulated time.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+    pub fn layout(&self) -> &Layout {
+        self.nand.layout()
+    }
+    /// Read-only view of the NAND state.
+    pub fn nand(&self) -> &Nand {
+        self.nand
+    }
+    /// Whether pages carry data versions (writes should supply them, reads deliver them).
+    pub fn payloads(&self) -> bool {
+        self.nand.has_payloads()
+    }
+    pub fn sector_bytes(&self) -> u32 {
+        self.sector_bytes
+    }
+    /// Host requests outstanding (0 means the host is idle).
+    pub fn host_outstanding(&self) -> usize {
+        self.host_outstanding
+    }
+    pub fn die_status(&self, die: DieId) -> DieStatus {
+        self.flash.die_status(die)
+    }
+    pub fn counters(&mut self) -> &mut FtlCounters {
+        self.counters
+    }
+    /// Seeded random numbers for randomized FTL decisions.
+    pub fn rng(&mut self) -> &mut Pcg64Mcg {
+        self.rng
+    }
+    /// Charges `ns` of FTL CPU time to this handler.
+    pub fn charge_cpu(&mut self, ns: u64) {
+        self.cpu_ns += ns;
+    }
+    /// Asks for [`Ftl::wakeup`] with `token` at absolute time `at_ns` (not earlier than now).
+    pub fn wake_at(&mut self, at_ns: u64, token: u64) {
+        self.events.schedule_wakeup(at_ns.max(self.now), token);
+    }
+    /// The FTL is done with a host sub-request; it completes once its attached commands have.
+    pub fn complete(&mut self, sub: SubId) {
+        self.effects.push(Effect::Complete(sub));
+    }
+
+    /// Hands read data to the host: `versions` are the data versions of consecutive sectors
+    /// from `first_sector` (0 = never written). Checked against the shadow copy in verify runs.
+    pub fn deliver(&mut self, first_sector: u64, versions: &[u64]) -> Result<(), SimError> {
+        match self.shadow {
+            Some(shadow) => shadow.check(first_sector, versions, self.ftl_name),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads pages (one per plane of one die for a multi-plane read), moving `bus_bytes`
+    /// over the channel.
+    pub fn read(
+        &mut self,
+        ppns: &[Ppn],
+        bus_bytes: u32,
+        issue: Issue<'_>,
+    ) -> Result<CmdId, SimError> {
+        for &p in ppns {
+            self.nand.check_readable(p).map_err(|e| self.nand_err(e))?;
+        }
+        let op = self.op_for(OpKind::Read, ppns, bus_bytes, &issue)?;
+        Ok(self.submit(op, issue))
+    }
+
+    /// Reads the spare area of one page.
+    pub fn read_oob(&mut self, ppn: Ppn, issue: Issue<'_>) -> Result<CmdId, SimError> {
+        self.nand
+            .check_readable(ppn)
+            .map_err(|e| self.nand_err(e))?;
+        let bytes = self.layout().oob_bytes;
+        let op = self.op_for(OpKind::ReadOob, &[ppn], bytes, &issue)?;
+        Ok(self.submit(op, issue))
+    }
+
+    /// Programs pages (one per plane of one die for a multi-plane program): `entries` holds
+    /// `units_per_page` OOB entries per page, `data` (payload runs) `sectors_per_page`
+    /// versions per page.
+    pub fn program(
+        &mut self,
+        ppns: &[Ppn],
+        entries: &[OobEntry],
+        data: Option<&[u64]>,
+        issue: Issue<'_>,
+    ) -> Result<CmdId, SimError> {
+        let upp = self.nand.units_per_page() as usize;
+        let spp = self.nand.sectors_per_page() as usize;
+        for (i, &p) in ppns.iter().enumerate() {
+            let e = entries
+                .get(i * upp..(i + 1) * upp)
+                .ok_or_else(|| SimError::Ftl {
+                    ftl: self.ftl_name,
+                    message: format!(
+                        "program of {} pages given {} OOB entries",
+                        ppns.len(),
+                        entries.len()
+                    ),
+                })?;
+            let d = data.and_then(|d| d.get(i * spp..(i + 1) * spp));
+            self.nand
+                .program(p, e, d)
+                .map_err(|err| self.nand_err(err))?;
+        }
+        let bytes = self.layout().page_bytes * ppns.len() as u32;
+        let op = self.op_for(OpKind::Program, ppns, bytes, &issue)?;
+        Ok(self.submit(op, issue))
+    }
+
+    /// Erases a block.
+    pub fn erase(&mut self, block: BlockId, issue: Issue<'_>) -> Result<CmdId, SimError> {
+        self.nand.erase(block).map_err(|e| self.nand_err(e))?;
+        let first = self.layout().ppn(block, 0);
+        let op = self.op_for(OpKind::Erase, &[first], 0, &issue)?;
+        Ok(self.submit(op, issue))
+    }
+
+    /// Copies a page to a free page of the same plane inside the die.
+    pub fn copyback(&mut self, src: Ppn, dst: Ppn, issue: Issue<'_>) -> Result<CmdId, SimError> {
+        self.nand.copyback(src, dst).map_err(|e| self.nand_err(e))?;
+        let mut op = self.op_for(OpKind::Copyback, &[dst], 0, &issue)?;
+        op.blocks[1] = self.layout().block_of(src);
+        op.planes = if op.blocks[1] == op.blocks[0] { 1 } else { 2 };
+        Ok(self.submit(op, issue))
+    }
+
+    /// Sets OOB flag bits of a programmed page (spare-area partial program).
+    pub fn program_oob(
+        &mut self,
+        ppn: Ppn,
+        flags: u8,
+        issue: Issue<'_>,
+    ) -> Result<CmdId, SimError> {
+        self.nand
+            .program_oob_flags(ppn, flags)
+            .map_err(|e| self.nand_err(e))?;
+        let bytes = self.layout().oob_bytes;
+        let op = self.op_for(OpKind::ProgramOob, &[ppn], bytes, &issue)?;
+        Ok(self.submit(op, issue))
+    }
+
+    /// Invalidates a unit slot in the NAND bookkeeping (no flash command).
+    pub fn invalidate(&mut self, unit: crate::nand::UnitAddr) -> Result<(), SimError> {
+        self.nand.invalidate(unit).map_err(|e| self.nand_err(e))
+    }
+
+    fn nand_err(&self, source: NandError) -> SimError {
+        SimError::Nand {
+            ftl: self.ftl_name,
+            source,
+        }
+    }
+
+    fn op_for(
+        &self,
+        kind: OpKind,
+        ppns: &[Ppn],
+        bus_bytes: u32,
+        issue: &Issue<'_>,
+    ) -> Result<FlashOp, SimError> {
+        let l = self.layout();
+        if ppns.is_empty() || ppns.len() > MAX_PLANES_PER_OP {
+            return Err(SimError::Ftl {
+                ftl: self.ftl_name,
+                message: format!(
+                    "{kind:?} command spans {} pages (1 ..= {MAX_PLANES_PER_OP})",
+                    ppns.len()
+                ),
+            });
+        }
+        let first = l.block_of(ppns[0]);
+        let die = l.die_of(first);
+        let mut op = FlashOp::single(kind, die, first, bus_bytes, issue.cause);
+        op.deadline_ns = issue.deadline_ns;
+        if ppns.len() == 1 {
+            return Ok(op);
+        }
+        op.planes = ppns.len() as u8;
+        for (i, &p) in ppns.iter().enumerate() {
+            let b = l.block_of(p);
+            let same_plane_before = ppns[..i]
+                .iter()
+                .any(|&q| l.plane_of(l.block_of(q)) == l.plane_of(b));
+            if l.die_of(b) != die
+                || same_plane_before
+                || l.page_in_block(p) != l.page_in_block(ppns[0])
+            {
+                return Err(SimError::Ftl {
+                    ftl: self.ftl_name,
+                    message: "a multi-plane command needs one page per plane of one die, at the same page index"
+                        .into(),
+                });
+            }
+            op.blocks[i] = b;
+        }
+        Ok(op)
+    }
+
+    fn submit(&mut self, op: FlashOp, issue: Issue<'_>) -> CmdId {
+        if let Some(sub) = issue.sub {
+            self.effects.push(Effect::Attach(sub));
+        }
+        let id = self
+            .flash
+            .submit(op, issue.after, issue.token, issue.sub.unwrap_or(NIL));
+        self.effects.push(Effect::Release(id));
+        id
+    }
+}

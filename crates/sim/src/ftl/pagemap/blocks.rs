@@ -1,0 +1,323 @@
+//! Block bookkeeping of the page-mapping FTL: per-block state, free blocks per plane (used in
+//! FIFO order, which spreads erases), closed blocks in per-plane buckets by valid-unit count
+//! (greedy victim in O(buckets)), in closing order (FIFO victim) and scanned for cost-benefit.
+
+use std::collections::VecDeque;
+
+use super::config::VictimPolicy;
+use crate::flash::NIL;
+use crate::nand::{BlockId, Layout};
+
+/// Which open block a write goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Host,
+    Gc,
+}
+
+/// Life cycle of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockState {
+    Free,
+    /// Being filled by a stream's frontier, as plane `lane` of its program group.
+    Open {
+        stream: Stream,
+        lane: u8,
+    },
+    /// Fully programmed, a GC candidate.
+    Closed,
+    /// Chosen by GC, being emptied.
+    Victim,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BlockInfo {
+    state: BlockState,
+    prev: u32,
+    next: u32,
+    bucket: u32,
+    closed_at: u64,
+    /// Pages whose program completed (reads of later pages are served from the buffer).
+    durable_pages: u32,
+}
+
+/// Per-block state, free pools and victim structures.
+#[derive(Debug)]
+pub struct Blocks {
+    layout: Layout,
+    policy: VictimPolicy,
+    units_per_block: u32,
+    info: Vec<BlockInfo>,
+    free: Vec<VecDeque<BlockId>>,
+    heads: Vec<u32>,
+    closed_order: Vec<VecDeque<BlockId>>,
+    closed_count: Vec<u32>,
+}
+
+impl Blocks {
+    pub fn new(layout: Layout, units_per_page: u32, policy: VictimPolicy) -> Self {
+        let units_per_block = layout.pages_per_block * units_per_page;
+        let planes = layout.planes() as usize;
+        let mut free = vec![VecDeque::new(); planes];
+        for b in 0..layout.blocks() {
+            free[layout.plane_of(b) as usize].push_back(b);
+        }
+        Blocks {
+            layout,
+            policy,
+            units_per_block,
+            info: vec![
+                BlockInfo {
+                    state: BlockState::Free,
+                    prev: NIL,
+                    next: NIL,
+                    bucket: 0,
+                    closed_at: 0,
+                    durable_pages: 0,
+                };
+                layout.blocks() as usize
+            ],
+            free,
+            heads: vec![NIL; planes * (units_per_block as usize + 1)],
+            closed_order: vec![VecDeque::new(); planes],
+            closed_count: vec![0; planes],
+        }
+    }
+
+    pub fn state(&self, b: BlockId) -> BlockState {
+        self.info[b as usize].state
+    }
+    pub fn durable_pages(&self, b: BlockId) -> u32 {
+        self.info[b as usize].durable_pages
+    }
+    pub fn add_durable_page(&mut self, b: BlockId) {
+        self.info[b as usize].durable_pages += 1;
+    }
+    pub fn free_in_plane(&self, plane: u32) -> u32 {
+        self.free[plane as usize].len() as u32
+    }
+    /// Free blocks of a die: the sum over its planes, or with `per_plane`, the fewest of a plane.
+    pub fn free_in_die(&self, die: u32, per_plane: bool) -> u32 {
+        let planes = self.planes_of(die);
+        if per_plane {
+            planes.map(|p| self.free_in_plane(p)).min().unwrap_or(0)
+        } else {
+            planes.map(|p| self.free_in_plane(p)).sum()
+        }
+    }
+    pub fn planes_of(&self, die: u32) -> std::ops::Range<u32> {
+        die * self.layout.planes_per_die..(die + 1) * self.layout.planes_per_die
+    }
+    /// Plane of `die` with the most free blocks (ties: lowest index).
+    pub fn roomiest_plane(&self, die: u32) -> u32 {
+        self.planes_of(die)
+            .max_by_key(|&p| (self.free_in_plane(p), std::cmp::Reverse(p)))
+            .expect("a die has planes")
+    }
+
+    /// Takes the oldest free block of `plane` and opens it for a stream.
+    pub fn open(&mut self, plane: u32, stream: Stream, lane: u8) -> Option<BlockId> {
+        let b = self.free[plane as usize].pop_front()?;
+        let i = &mut self.info[b as usize];
+        i.state = BlockState::Open { stream, lane };
+        i.durable_pages = 0;
+        Some(b)
+    }
+
+    /// A fully programmed block becomes a GC candidate with `valid` units.
+    pub fn close(&mut self, b: BlockId, valid: u32, now_units: u64) {
+        self.info[b as usize].state = BlockState::Closed;
+        self.info[b as usize].closed_at = now_units;
+        self.link(b, valid);
+        let plane = self.layout.plane_of(b) as usize;
+        if self.policy == VictimPolicy::Fifo {
+            self.closed_order[plane].push_back(b);
+        }
+        self.closed_count[plane] += 1;
+    }
+
+    /// Closed blocks of a plane.
+    pub fn closed_in_plane(&self, plane: u32) -> u32 {
+        self.closed_count[plane as usize]
+    }
+
+    /// A closed block lost a valid unit (now has `valid`).
+    pub fn on_invalidate(&mut self, b: BlockId, valid: u32) {
+        if self.info[b as usize].state == BlockState::Closed {
+            self.unlink(b);
+            self.link(b, valid);
+        }
+    }
+
+    /// Chooses and removes the victim among the closed blocks of `planes`.
+    pub fn take_victim(
+        &mut self,
+        planes: impl Iterator<Item = u32>,
+        now_units: u64,
+    ) -> Option<BlockId> {
+        let victim = match self.policy {
+            VictimPolicy::Greedy => self.greedy(planes),
+            VictimPolicy::Fifo => self.oldest(planes),
+            VictimPolicy::CostBenefit => self.cost_benefit(planes, now_units),
+        }?;
+        self.unlink(victim);
+        let plane = self.layout.plane_of(victim) as usize;
+        self.closed_count[plane] -= 1;
+        self.info[victim as usize].state = BlockState::Victim;
+        Some(victim)
+    }
+
+    /// An erased victim returns to its plane's free pool.
+    pub fn release(&mut self, b: BlockId) {
+        self.info[b as usize].state = BlockState::Free;
+        self.info[b as usize].durable_pages = 0;
+        self.free[self.layout.plane_of(b) as usize].push_back(b);
+    }
+
+    fn greedy(&self, planes: impl Iterator<Item = u32>) -> Option<BlockId> {
+        let mut best: Option<(u32, BlockId)> = None;
+        for p in planes {
+            let base = p as usize * (self.units_per_block as usize + 1);
+            let limit = best.map_or(self.units_per_block, |(v, _)| v);
+            for v in 0..=limit {
+                let head = self.heads[base + v as usize];
+                if head != NIL {
+                    if best.is_none_or(|(bv, _)| v < bv) {
+                        best = Some((v, head));
+                    }
+                    break;
+                }
+            }
+        }
+        best.map(|(_, b)| b)
+    }
+
+    fn oldest(&mut self, planes: impl Iterator<Item = u32>) -> Option<BlockId> {
+        let mut best: Option<(u64, u32)> = None;
+        for p in planes {
+            let q = &mut self.closed_order[p as usize];
+            while let Some(&b) = q.front() {
+                if self.info[b as usize].state == BlockState::Closed {
+                    break;
+                }
+                q.pop_front();
+            }
+            if let Some(&b) = q.front() {
+                let t = self.info[b as usize].closed_at;
+                if best.is_none_or(|(bt, _)| t < bt) {
+                    best = Some((t, p));
+                }
+            }
+        }
+        let (_, plane) = best?;
+        self.closed_order[plane as usize].pop_front()
+    }
+
+    fn cost_benefit(&self, planes: impl Iterator<Item = u32>, now_units: u64) -> Option<BlockId> {
+        let upb = self.units_per_block;
+        let mut best: Option<(f64, BlockId)> = None;
+        for p in planes {
+            let base = p as usize * (upb as usize + 1);
+            for v in 0..=upb {
+                let mut b = self.heads[base + v as usize];
+                while b != NIL {
+                    let u = f64::from(v) / f64::from(upb);
+                    let age = (now_units - self.info[b as usize].closed_at + 1) as f64;
+                    let score = if v == 0 {
+                        f64::INFINITY
+                    } else {
+                        (1.0 - u) / (2.0 * u) * age
+                    };
+                    if best.is_none_or(|(s, _)| score > s) {
+                        best = Some((score, b));
+                    }
+                    b = self.info[b as usize].next;
+                }
+            }
+        }
+        best.map(|(_, b)| b)
+    }
+
+    fn link(&mut self, b: BlockId, valid: u32) {
+        let plane = self.layout.plane_of(b) as usize;
+        let slot = plane * (self.units_per_block as usize + 1) + valid as usize;
+        let head = self.heads[slot];
+        let i = &mut self.info[b as usize];
+        i.bucket = slot as u32;
+        i.prev = NIL;
+        i.next = head;
+        if head != NIL {
+            self.info[head as usize].prev = b;
+        }
+        self.heads[slot] = b;
+    }
+
+    fn unlink(&mut self, b: BlockId) {
+        let BlockInfo {
+            prev, next, bucket, ..
+        } = self.info[b as usize];
+        if prev != NIL {
+            self.info[prev as usize].next = next;
+        } else {
+            self.heads[bucket as usize] = next;
+        }
+        if next != NIL {
+            self.info[next as usize].prev = prev;
+        }
+    }
+
+    /// Checks that bucket membership matches the valid counts and every block is accounted
+    /// for exactly once; `valid` gives a block's valid units.
+    pub fn check(&self, valid: impl Fn(BlockId) -> u32) -> Result<(), String> {
+        let upb = self.units_per_block as usize + 1;
+        let mut seen = vec![false; self.info.len()];
+        for (slot, &head) in self.heads.iter().enumerate() {
+            let mut b = head;
+            while b != NIL {
+                if seen[b as usize] {
+                    return Err(format!("block {b} linked twice"));
+                }
+                seen[b as usize] = true;
+                let (plane, v) = (slot / upb, (slot % upb) as u32);
+                if self.info[b as usize].state != BlockState::Closed {
+                    return Err(format!("block {b} in a victim bucket but not closed"));
+                }
+                if self.layout.plane_of(b) as usize != plane || valid(b) != v {
+                    return Err(format!(
+                        "block {b} in bucket (plane {plane}, {v} valid) but has {} valid",
+                        valid(b)
+                    ));
+                }
+                b = self.info[b as usize].next;
+            }
+        }
+        for (plane, q) in self.free.iter().enumerate() {
+            for &b in q {
+                if seen[b as usize] || self.info[b as usize].state != BlockState::Free {
+                    return Err(format!("free block {b} of plane {plane} is also in use"));
+                }
+                seen[b as usize] = true;
+            }
+        }
+        for (b, i) in self.info.iter().enumerate() {
+            let ok = match i.state {
+                BlockState::Open { .. } => !seen[b],
+                BlockState::Victim => false,
+                _ => seen[b],
+            };
+            if !ok {
+                return Err(format!(
+                    "block {b} in state {:?} is not accounted for once",
+                    i.state
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn state_bytes(&self) -> u64 {
+        (self.info.len() * std::mem::size_of::<BlockInfo>()
+            + self.heads.len() * 4
+            + self.info.len() * 8) as u64
+    }
+}

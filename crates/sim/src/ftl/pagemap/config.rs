@@ -1,0 +1,188 @@
+//! Settings of the page-mapping FTL and their checks against the device.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, ExperimentConfig};
+use crate::nand::OOB_ENTRY_BYTES;
+use crate::settings;
+
+/// Garbage-collection victim policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VictimPolicy {
+    /// Fewest valid units.
+    Greedy,
+    /// Highest (1 - u) / 2u x age (Kawaguchi et al.); u = valid fraction, age in units written
+    /// since the block was closed.
+    CostBenefit,
+    /// Oldest closed block.
+    Fifo,
+}
+
+settings! {
+    /// The page-mapping FTL (`[ftl]` with `name = "pagemap"`).
+    pub struct PagemapConfig in "ftl" {
+        /// FTL name.
+        name: String = "pagemap".into(), unit "";
+        /// Share of the physical capacity kept as spare (logical = physical x (1 - over_provisioning)).
+        over_provisioning: f64 = 0.07, unit "fraction", range 0.0 ..= 0.95;
+        /// Mapping unit; several units are packed into one flash page through the write buffer.
+        mapping_unit_bytes: u32 = 4096, unit "bytes", range 512 ..= 65536;
+        /// Garbage-collection victim policy.
+        gc_victim: VictimPolicy = VictimPolicy::Greedy, unit "", choices "greedy | cost-benefit | fifo";
+        /// GC runs in the foreground (before a write may open a block) when a die has this many free blocks or fewer (per plane with multi_plane).
+        gc_foreground_free_blocks: u32 = 1, unit "blocks", range 1 ..= 1_000_000;
+        /// GC runs in the background while the host is idle until a die has more free blocks than this.
+        gc_background_free_blocks: u32 = 2, unit "blocks", range 1 ..= 1_000_000;
+        /// DRAM write buffer: writes are acknowledged once buffered; 0 sizes it to two programs per die.
+        write_buffer_bytes: u64 = 0, unit "bytes", range 0 ..= 1_099_511_627_776;
+        /// Program (and GC) one page per plane of a die at once with multi-plane commands.
+        multi_plane: bool = false, unit "";
+        /// GC moves fully valid pages with copyback (no bus transfer) when it can.
+        gc_copyback: bool = false, unit "";
+        /// GC writes into its own open block per die, apart from host writes.
+        separate_gc_stream: bool = true, unit "";
+        /// FTL CPU time per mapping unit looked up for a read.
+        cpu_lookup_ns: u64 = 0, unit "ns", range 0 ..= 1_000_000_000;
+        /// FTL CPU time per mapping unit written or trimmed (map update).
+        cpu_update_ns: u64 = 0, unit "ns", range 0 ..= 1_000_000_000;
+        /// FTL CPU time per mapping unit moved by GC.
+        cpu_gc_unit_ns: u64 = 0, unit "ns", range 0 ..= 1_000_000_000;
+        /// FTL CPU time per flash completion the FTL handles.
+        cpu_completion_ns: u64 = 0, unit "ns", range 0 ..= 1_000_000_000;
+    }
+}
+
+/// Quantities derived from the settings and the device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sizing {
+    pub units_per_page: u32,
+    pub planes_per_program: u32,
+    pub logical_units: u32,
+    pub buffer_units: u64,
+    pub spare_blocks_per_die: f64,
+}
+
+impl PagemapConfig {
+    /// Parses and checks the `[ftl]` table against the device.
+    pub fn from_experiment(config: &ExperimentConfig) -> Result<(Self, Sizing), ConfigError> {
+        let cfg: PagemapConfig = crate::ftl::registry::parse_section(config)?;
+        cfg.check_ranges()?;
+        let sizing = cfg.sizing(config)?;
+        Ok((cfg, sizing))
+    }
+
+    fn sizing(&self, config: &ExperimentConfig) -> Result<Sizing, ConfigError> {
+        let g = &config.geometry;
+        let unit = self.mapping_unit_bytes;
+        let sector = config.host.sector_bytes;
+        if unit % sector != 0 || g.page_bytes % unit != 0 {
+            return Err(ConfigError::invalid(
+                "ftl.mapping_unit_bytes",
+                unit,
+                format!(
+                    "must be a multiple of host.sector_bytes ({sector}) dividing geometry.page_bytes ({})",
+                    g.page_bytes
+                ),
+                format!("{sector} ..= {} dividing the page", g.page_bytes),
+            ));
+        }
+        let units_per_page = g.page_bytes / unit;
+        let oob_needed = units_per_page * OOB_ENTRY_BYTES;
+        if g.oob_bytes < oob_needed {
+            return Err(ConfigError::invalid(
+                "geometry.oob_bytes",
+                g.oob_bytes,
+                format!("pagemap stores a {OOB_ENTRY_BYTES}-byte OOB entry per mapping unit ({units_per_page} per page)"),
+                format!("{oob_needed} ..= 16384, or a larger ftl.mapping_unit_bytes"),
+            ));
+        }
+        let planes_per_program = if self.multi_plane {
+            g.planes_per_die.min(crate::flash::MAX_PLANES_PER_OP as u32)
+        } else {
+            1
+        };
+        if self.gc_background_free_blocks < self.gc_foreground_free_blocks {
+            return Err(ConfigError::invalid(
+                "ftl.gc_background_free_blocks",
+                self.gc_background_free_blocks,
+                "below ftl.gc_foreground_free_blocks",
+                format!("{} ..= 1000000", self.gc_foreground_free_blocks),
+            ));
+        }
+        let blocks_per_die = f64::from(g.planes_per_die * g.blocks_per_plane);
+        let spare_blocks_per_die = blocks_per_die * self.over_provisioning;
+        // Frontier blocks (host and GC) plus the foreground reserve, in blocks per die.
+        let frontier = f64::from(2 * planes_per_program);
+        let reserve = f64::from(self.gc_foreground_free_blocks * planes_per_program.max(1));
+        let needed = frontier + reserve;
+        if spare_blocks_per_die < needed {
+            const MAX_OP: f64 = 0.95;
+            let min_op = (needed / blocks_per_die * 1e4).ceil() / 1e4;
+            if min_op > MAX_OP {
+                let min_blocks = (needed / (MAX_OP * f64::from(g.planes_per_die))).ceil();
+                return Err(ConfigError::invalid(
+                    "geometry.blocks_per_plane",
+                    g.blocks_per_plane,
+                    format!(
+                        "the device is too small for pagemap at any ftl.over_provisioning: it needs {needed} \
+                         spare blocks per die (open host and GC blocks plus ftl.gc_foreground_free_blocks)"
+                    ),
+                    format!("{min_blocks} ..= 1048576"),
+                ));
+            }
+            return Err(ConfigError::invalid(
+                "ftl.over_provisioning",
+                self.over_provisioning,
+                format!(
+                    "the device is too small for it: {spare_blocks_per_die:.2} spare blocks per die, \
+                     pagemap needs {needed} (open host and GC blocks plus ftl.gc_foreground_free_blocks)"
+                ),
+                format!("{min_op} ..= {MAX_OP}, or more geometry.blocks_per_plane"),
+            ));
+        }
+        let total_units = g.total_pages() * u64::from(units_per_page);
+        if total_units >= u64::from(u32::MAX) {
+            return Err(ConfigError::invalid(
+                "ftl.mapping_unit_bytes",
+                unit,
+                format!("the device would have {total_units} mapping units; pagemap addresses fewer than 2^32"),
+                "a larger mapping unit or a smaller device",
+            ));
+        }
+        let logical_units = (total_units as f64 * (1.0 - self.over_provisioning)).floor() as u32;
+        if logical_units == 0 {
+            return Err(ConfigError::invalid(
+                "ftl.over_provisioning",
+                self.over_provisioning,
+                "leaves no logical space",
+                "0.0 ..= 0.95",
+            ));
+        }
+        let program_units = u64::from(units_per_page * planes_per_program);
+        let dies = u64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
+        let buffer_units = if self.write_buffer_bytes == 0 {
+            2 * program_units * dies
+        } else {
+            self.write_buffer_bytes / u64::from(unit)
+        };
+        if buffer_units < 2 * program_units {
+            return Err(ConfigError::invalid(
+                "ftl.write_buffer_bytes",
+                self.write_buffer_bytes,
+                "must hold at least two programs",
+                format!(
+                    "0 (auto) or {} ..= 2^40",
+                    2 * program_units * u64::from(unit)
+                ),
+            ));
+        }
+        Ok(Sizing {
+            units_per_page,
+            planes_per_program,
+            logical_units,
+            buffer_units,
+            spare_blocks_per_die,
+        })
+    }
+}

@@ -1,0 +1,71 @@
+//! The FTL registry: every FTL by name, with its summary, settings documentation, validation
+//! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
+
+use super::{pagemap, Ftl};
+use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
+
+/// One registered FTL.
+pub struct FtlEntry {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Documentation of the `[ftl]` settings, rendered with the values of a configuration.
+    pub field_docs: fn(&ExperimentConfig) -> Vec<FieldDoc>,
+    /// Checks the `[ftl]` settings against the device.
+    pub validate: fn(&ExperimentConfig) -> Result<(), ConfigError>,
+    pub build: fn(&ExperimentConfig) -> Result<Box<dyn Ftl>, ConfigError>,
+}
+
+/// All FTLs, in listing order.
+pub fn entries() -> &'static [FtlEntry] {
+    static ENTRIES: [FtlEntry; 1] = [pagemap::ENTRY];
+    &ENTRIES
+}
+
+/// Names of all FTLs, comma separated.
+pub fn names() -> String {
+    entries()
+        .iter()
+        .map(|e| e.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The entry of the FTL a configuration selects.
+pub fn entry(config: &ExperimentConfig) -> Result<&'static FtlEntry, ConfigError> {
+    let name = config.ftl_name();
+    entries()
+        .iter()
+        .find(|e| e.name == name)
+        .ok_or_else(|| ConfigError::Unknown {
+            kind: "FTL",
+            name: name.to_string(),
+            known: names(),
+        })
+}
+
+/// Validates the FTL part of a configuration.
+pub fn validate(config: &ExperimentConfig) -> Result<(), ConfigError> {
+    (entry(config)?.validate)(config)
+}
+
+/// Builds the FTL a configuration selects.
+pub fn build(config: &ExperimentConfig) -> Result<Box<dyn Ftl>, ConfigError> {
+    (entry(config)?.build)(config)
+}
+
+/// Deserializes an FTL's `[ftl]` table, naming the offending key on error.
+pub fn parse_section<T: serde::de::DeserializeOwned>(
+    config: &ExperimentConfig,
+) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(toml::Value::Table(config.ftl.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        ConfigError::Field {
+            field: if path == "." {
+                "ftl".into()
+            } else {
+                format!("ftl.{path}")
+            },
+            message: crate::config::first_line(&e.inner().to_string()),
+        }
+    })
+}

@@ -1,0 +1,92 @@
+//! # flashlab-sim
+//!
+//! The core of flashlab: a simulated SSD (NAND functional state plus a timing model of dies,
+//! channel buses, host link and FTL CPU), FTL plug-ins chosen by name, workloads, metrics.
+//!
+//! ```
+//! use flashlab_sim::{config::ExperimentConfig, run_experiment};
+//! let config = ExperimentConfig::with_sets("default", &[
+//!     "geometry.blocks_per_plane=16",
+//!     "ftl.over_provisioning=0.25",
+//!     "workload.count=2000",
+//!     "run.precondition=0.5",
+//! ]).unwrap();
+//! let report = run_experiment(&config, &mut |_| {}).unwrap();
+//! assert_eq!(report.host.all.count, 2000);
+//! ```
+//!
+//! Layers (see `ARCHITECTURE.md`): [`workload`] produces [`host::Request`]s; the [`engine`]
+//! chops them, orders overlapping ones, moves data over the host [`host::Link`] and hands
+//! sub-requests to the [`ftl`]; the FTL applies operations to the [`nand`] state and submits
+//! timed commands to the [`flash`] scheduler; [`stats`] turns what happened into a report.
+
+pub mod config;
+pub mod engine;
+pub mod flash;
+pub mod ftl;
+pub mod host;
+pub mod nand;
+pub mod stats;
+pub mod testing;
+pub mod verify;
+pub mod workload;
+
+use thiserror::Error;
+
+pub use config::{ConfigError, ExperimentConfig};
+pub use engine::{Progress, Simulation};
+pub use stats::Report;
+
+/// Why a simulation could not run or finish.
+#[derive(Debug, Error)]
+pub enum SimError {
+    /// Bad configuration (user input).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Bad request or trace input, with where it came from.
+    #[error("{location}: {message}")]
+    Input { location: String, message: String },
+    /// An FTL broke a NAND rule: a bug in the FTL.
+    #[error("internal error in FTL `{ftl}`: {source}")]
+    Nand {
+        ftl: &'static str,
+        source: nand::NandError,
+    },
+    /// An FTL detected an inconsistency or could not proceed.
+    #[error("internal error in FTL `{ftl}`: {message}")]
+    Ftl { ftl: &'static str, message: String },
+    /// A read returned other data than the last written (verify runs).
+    #[error("data check failed: {0}")]
+    Verify(String),
+}
+
+impl SimError {
+    /// Whether the error comes from user input (configuration, workload, trace) rather than a
+    /// defect of the simulator or an FTL.
+    pub fn is_input_error(&self) -> bool {
+        matches!(self, SimError::Config(_) | SimError::Input { .. })
+    }
+}
+
+/// Runs one experiment: builds the device, preconditions it, replays the configured synthetic
+/// workload with full timing (or functionally), checks invariants in verify runs, and reports.
+pub fn run_experiment(
+    config: &ExperimentConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, SimError> {
+    let mut sim = Simulation::new(config)?;
+    if config.run.precondition > 0.0 {
+        sim.precondition()?;
+    }
+    let source =
+        workload::SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;
+    let describe = workload::RequestSource::describe(&source);
+    sim.run(Box::new(source), progress)?;
+    if config.run.verify {
+        sim.check_invariants().map_err(|message| SimError::Ftl {
+            ftl: sim.ftl().name(),
+            message: format!("invariant broken at the end of the run: {message}"),
+        })?;
+    }
+    Ok(stats::build_report(&sim, describe))
+}

@@ -1,0 +1,536 @@
+//! Functional NAND state and its rules.
+
+use thiserror::Error;
+
+use super::{BlockId, Divisor, Layout, Ppn, UnitAddr};
+
+/// Bytes of OOB one mapping-unit slot needs (logical unit, sequence number, flags).
+pub const OOB_ENTRY_BYTES: u32 = 12;
+
+/// Largest sequence number an OOB entry holds (48 bits).
+const SEQ_MAX: u64 = (1 << 48) - 1;
+
+/// Out-of-band record of one mapping-unit slot: which logical unit it holds, the sequence
+/// number of the host write that produced the data (copied along by GC, so the newest copy of
+/// a unit can be found after power loss), and FTL flags. All zero means "no data".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct OobEntry {
+    lpn_plus_one: u32,
+    seq_lo: u32,
+    seq_hi: u16,
+    flags: u8,
+    _reserved: u8,
+}
+
+impl OobEntry {
+    /// Entry for logical unit `lpn` written with sequence number `seq` (< 2^48).
+    pub fn new(lpn: u32, seq: u64, flags: u8) -> Self {
+        debug_assert!(lpn < u32::MAX && seq <= SEQ_MAX);
+        OobEntry {
+            lpn_plus_one: lpn + 1,
+            seq_lo: seq as u32,
+            seq_hi: (seq >> 32) as u16,
+            flags,
+            _reserved: 0,
+        }
+    }
+    /// An empty slot (padding).
+    pub const EMPTY: OobEntry = OobEntry {
+        lpn_plus_one: 0,
+        seq_lo: 0,
+        seq_hi: 0,
+        flags: 0,
+        _reserved: 0,
+    };
+    /// The logical unit held, if any.
+    pub fn lpn(&self) -> Option<u32> {
+        self.lpn_plus_one.checked_sub(1)
+    }
+    pub fn seq(&self) -> u64 {
+        u64::from(self.seq_lo) | (u64::from(self.seq_hi) << 32)
+    }
+    pub fn flags(&self) -> u8 {
+        self.flags
+    }
+    pub fn is_empty(&self) -> bool {
+        self.lpn_plus_one == 0
+    }
+}
+
+/// Per-block bookkeeping.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockMeta {
+    /// Next page to program; pages below it are programmed, the rest are free (erased).
+    pub write_ptr: u32,
+    pub erase_count: u32,
+    /// Valid mapping-unit slots in the block.
+    pub valid_units: u32,
+}
+
+/// An FTL broke a NAND rule (or addressed outside the device). Always a bug in the FTL.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum NandError {
+    #[error("page {page} of block {block} programmed out of order (next programmable page is {write_ptr}; pages must be programmed in order after an erase)")]
+    OutOfOrder {
+        block: BlockId,
+        page: u32,
+        write_ptr: u32,
+    },
+    #[error("block {block} is full: page {page} programmed without an erase")]
+    ProgramWithoutErase { block: BlockId, page: u32 },
+    #[error("read of unwritten page {page} of block {block}")]
+    ReadUnwritten { block: BlockId, page: u32 },
+    #[error("erase of block {block} destroys {valid} valid units")]
+    EraseValid { block: BlockId, valid: u32 },
+    #[error("unit slot {unit} invalidated but it holds no valid data")]
+    InvalidateInvalid { unit: UnitAddr },
+    #[error("copyback from block {src_block} to block {dst_block} crosses planes")]
+    CopybackCrossPlane {
+        src_block: BlockId,
+        dst_block: BlockId,
+    },
+    #[error("{what} {value} is outside the device (limit {limit})")]
+    OutOfRange {
+        what: &'static str,
+        value: u64,
+        limit: u64,
+    },
+    #[error("sequence number {0} exceeds the 48 bits an OOB entry holds")]
+    SeqOverflow(u64),
+    #[error("OOB program sets flags on unwritten page {page} of block {block}")]
+    OobProgramUnwritten { block: BlockId, page: u32 },
+    #[error("program supplies {got} OOB entries, a page holds {expected}")]
+    EntryCount { got: usize, expected: u32 },
+}
+
+/// Functional state of every page, block and OOB entry.
+#[derive(Debug, Clone)]
+pub struct Nand {
+    layout: Layout,
+    units_per_page: u32,
+    per_page: Divisor,
+    sectors_per_page: u32,
+    blocks: Vec<BlockMeta>,
+    oob: Vec<OobEntry>,
+    valid: Vec<u64>,
+    payload: Option<Vec<u64>>,
+}
+
+impl Nand {
+    /// A fresh (all erased) device whose pages hold `units_per_page` mapping units, with
+    /// optional per-sector data versions.
+    pub fn new(layout: Layout, units_per_page: u32, sector_bytes: u32, payloads: bool) -> Self {
+        let units = layout.pages() as usize * units_per_page as usize;
+        let sectors_per_page = layout.page_bytes / sector_bytes;
+        Nand {
+            layout,
+            units_per_page,
+            per_page: Divisor::new(units_per_page),
+            sectors_per_page,
+            blocks: vec![BlockMeta::default(); layout.blocks() as usize],
+            oob: vec![OobEntry::EMPTY; units],
+            valid: vec![0; units.div_ceil(64)],
+            payload: payloads.then(|| vec![0; layout.pages() as usize * sectors_per_page as usize]),
+        }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    pub fn units_per_page(&self) -> u32 {
+        self.units_per_page
+    }
+    pub fn sectors_per_page(&self) -> u32 {
+        self.sectors_per_page
+    }
+    pub fn has_payloads(&self) -> bool {
+        self.payload.is_some()
+    }
+    pub fn block(&self, block: BlockId) -> &BlockMeta {
+        &self.blocks[block as usize]
+    }
+    pub fn blocks(&self) -> &[BlockMeta] {
+        &self.blocks
+    }
+    pub fn unit_addr(&self, ppn: Ppn, slot: u32) -> UnitAddr {
+        ppn * self.units_per_page + slot
+    }
+    #[inline]
+    pub fn ppn_of_unit(&self, unit: UnitAddr) -> Ppn {
+        self.per_page.quotient(unit)
+    }
+    pub fn oob(&self, unit: UnitAddr) -> &OobEntry {
+        &self.oob[unit as usize]
+    }
+    #[inline]
+    pub fn is_valid(&self, unit: UnitAddr) -> bool {
+        self.valid[(unit / 64) as usize] >> (unit % 64) & 1 == 1
+    }
+    /// Whether page `ppn` has been programmed since its block's last erase.
+    #[inline]
+    pub fn is_programmed(&self, ppn: Ppn) -> bool {
+        let block = self.layout.block_of(ppn);
+        self.layout.page_in_block(ppn) < self.blocks[block as usize].write_ptr
+    }
+
+    /// Programs page `ppn` with one OOB entry per unit slot (empty entries are padding) and,
+    /// when payloads are on, `sectors_per_page` data versions (`None` writes zeros). Entries
+    /// holding a logical unit become valid.
+    pub fn program(
+        &mut self,
+        ppn: Ppn,
+        entries: &[OobEntry],
+        data: Option<&[u64]>,
+    ) -> Result<(), NandError> {
+        self.check_ppn(ppn)?;
+        if entries.len() != self.units_per_page as usize {
+            return Err(NandError::EntryCount {
+                got: entries.len(),
+                expected: self.units_per_page,
+            });
+        }
+        let block = self.layout.block_of(ppn);
+        let page = self.layout.page_in_block(ppn);
+        let meta = &mut self.blocks[block as usize];
+        if meta.write_ptr >= self.layout.pages_per_block {
+            return Err(NandError::ProgramWithoutErase { block, page });
+        }
+        if page != meta.write_ptr {
+            return Err(NandError::OutOfOrder {
+                block,
+                page,
+                write_ptr: meta.write_ptr,
+            });
+        }
+        meta.write_ptr += 1;
+        let base = ppn * self.units_per_page;
+        for (i, e) in entries.iter().enumerate() {
+            let unit = base + i as u32;
+            self.oob[unit as usize] = *e;
+            if !e.is_empty() {
+                self.set_valid(unit, true);
+                self.blocks[block as usize].valid_units += 1;
+            }
+        }
+        if let Some(store) = &mut self.payload {
+            let spp = self.sectors_per_page as usize;
+            let dst = &mut store[ppn as usize * spp..(ppn as usize + 1) * spp];
+            match data {
+                Some(d) => dst.copy_from_slice(&d[..spp]),
+                None => dst.fill(0),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads page `ppn` (OOB entries are always available; data versions when payloads are on).
+    pub fn check_readable(&self, ppn: Ppn) -> Result<(), NandError> {
+        self.check_ppn(ppn)?;
+        if !self.is_programmed(ppn) {
+            return Err(NandError::ReadUnwritten {
+                block: self.layout.block_of(ppn),
+                page: self.layout.page_in_block(ppn),
+            });
+        }
+        Ok(())
+    }
+
+    /// Data versions of the sectors of one unit slot (empty when payloads are off).
+    pub fn unit_data(&self, unit: UnitAddr) -> &[u64] {
+        match &self.payload {
+            Some(store) => {
+                let spu = (self.sectors_per_page / self.units_per_page) as usize;
+                let start = unit as usize * spu;
+                &store[start..start + spu]
+            }
+            None => &[],
+        }
+    }
+
+    /// Marks a valid unit slot invalid (its logical unit was rewritten, trimmed or moved).
+    pub fn invalidate(&mut self, unit: UnitAddr) -> Result<(), NandError> {
+        if unit as usize >= self.oob.len() {
+            return Err(self.unit_out_of_range(unit));
+        }
+        if !self.is_valid(unit) {
+            return Err(NandError::InvalidateInvalid { unit });
+        }
+        self.set_valid(unit, false);
+        let block = self.layout.block_of(self.ppn_of_unit(unit));
+        self.blocks[block as usize].valid_units -= 1;
+        Ok(())
+    }
+
+    /// Erases a block: every page becomes free. Erasing valid data is an error.
+    pub fn erase(&mut self, block: BlockId) -> Result<(), NandError> {
+        if block >= self.layout.blocks() {
+            return Err(NandError::OutOfRange {
+                what: "block",
+                value: block.into(),
+                limit: self.layout.blocks().into(),
+            });
+        }
+        let meta = &mut self.blocks[block as usize];
+        if meta.valid_units > 0 {
+            return Err(NandError::EraseValid {
+                block,
+                valid: meta.valid_units,
+            });
+        }
+        let written = meta.write_ptr;
+        meta.write_ptr = 0;
+        meta.erase_count += 1;
+        let first = self.layout.ppn(block, 0);
+        let units = (first * self.units_per_page) as usize
+            ..((first + written) * self.units_per_page) as usize;
+        self.oob[units].fill(OobEntry::EMPTY);
+        Ok(())
+    }
+
+    /// Copies a page to a free page of the same plane without leaving the die (copyback).
+    /// OOB entries, data and valid bits are copied; the FTL invalidates the source units.
+    pub fn copyback(&mut self, src: Ppn, dst: Ppn) -> Result<(), NandError> {
+        self.check_readable(src)?;
+        let (sb, db) = (self.layout.block_of(src), self.layout.block_of(dst));
+        if self.layout.plane_of(sb) != self.layout.plane_of(db) {
+            return Err(NandError::CopybackCrossPlane {
+                src_block: sb,
+                dst_block: db,
+            });
+        }
+        let upp = self.units_per_page as usize;
+        let entries: Vec<OobEntry> = (0..upp)
+            .map(|i| {
+                let u = src * self.units_per_page + i as u32;
+                if self.is_valid(u) {
+                    self.oob[u as usize]
+                } else {
+                    OobEntry::EMPTY
+                }
+            })
+            .collect();
+        let data: Option<Vec<u64>> = self.payload.as_ref().map(|s| {
+            let spp = self.sectors_per_page as usize;
+            s[src as usize * spp..(src as usize + 1) * spp].to_vec()
+        });
+        self.program(dst, &entries, data.as_deref())
+    }
+
+    /// Sets flag bits in the OOB entries of a programmed page (a spare-area partial program;
+    /// bits can only be set until the next erase).
+    pub fn program_oob_flags(&mut self, ppn: Ppn, flags: u8) -> Result<(), NandError> {
+        self.check_ppn(ppn)?;
+        if !self.is_programmed(ppn) {
+            return Err(NandError::OobProgramUnwritten {
+                block: self.layout.block_of(ppn),
+                page: self.layout.page_in_block(ppn),
+            });
+        }
+        let base = (ppn * self.units_per_page) as usize;
+        for e in &mut self.oob[base..base + self.units_per_page as usize] {
+            e.flags |= flags;
+        }
+        Ok(())
+    }
+
+    /// Checks a sequence number fits an OOB entry.
+    pub fn check_seq(seq: u64) -> Result<(), NandError> {
+        if seq > SEQ_MAX {
+            return Err(NandError::SeqOverflow(seq));
+        }
+        Ok(())
+    }
+
+    /// Minimum, mean and maximum erase count over all blocks.
+    pub fn erase_count_summary(&self) -> (u32, f64, u32) {
+        let mut min = u32::MAX;
+        let mut max = 0;
+        let mut sum = 0u64;
+        for b in &self.blocks {
+            min = min.min(b.erase_count);
+            max = max.max(b.erase_count);
+            sum += u64::from(b.erase_count);
+        }
+        (min, sum as f64 / self.blocks.len() as f64, max)
+    }
+
+    /// Checks the bookkeeping adds up: per-block valid counts equal the valid bits, no valid
+    /// or non-empty slot lies beyond a block's write pointer.
+    pub fn check_consistency(&self) -> Result<(), String> {
+        let upb = self.layout.pages_per_block * self.units_per_page;
+        for (b, meta) in self.blocks.iter().enumerate() {
+            let first = b as u32 * upb;
+            let written = meta.write_ptr * self.units_per_page;
+            let mut valid = 0;
+            for u in first..first + upb {
+                if self.is_valid(u) {
+                    if u - first >= written {
+                        return Err(format!(
+                            "block {b}: unit slot {u} valid beyond write pointer {}",
+                            meta.write_ptr
+                        ));
+                    }
+                    if self.oob[u as usize].is_empty() {
+                        return Err(format!(
+                            "block {b}: unit slot {u} valid without an OOB entry"
+                        ));
+                    }
+                    valid += 1;
+                }
+                if u - first >= written && !self.oob[u as usize].is_empty() {
+                    return Err(format!("block {b}: free unit slot {u} has an OOB entry"));
+                }
+            }
+            if valid != meta.valid_units {
+                return Err(format!(
+                    "block {b}: valid count {} but {valid} valid unit slots",
+                    meta.valid_units
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Approximate bytes of state held (for memory reports).
+    pub fn state_bytes(&self) -> u64 {
+        (self.blocks.len() * std::mem::size_of::<BlockMeta>()
+            + self.oob.len() * std::mem::size_of::<OobEntry>()
+            + self.valid.len() * 8
+            + self.payload.as_ref().map_or(0, |p| p.len() * 8)) as u64
+    }
+
+    fn set_valid(&mut self, unit: UnitAddr, on: bool) {
+        let word = &mut self.valid[(unit / 64) as usize];
+        let bit = 1u64 << (unit % 64);
+        if on {
+            *word |= bit;
+        } else {
+            *word &= !bit;
+        }
+    }
+
+    fn check_ppn(&self, ppn: Ppn) -> Result<(), NandError> {
+        if ppn >= self.layout.pages() {
+            return Err(NandError::OutOfRange {
+                what: "page",
+                value: ppn.into(),
+                limit: self.layout.pages().into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn unit_out_of_range(&self, unit: UnitAddr) -> NandError {
+        NandError::OutOfRange {
+            what: "unit slot",
+            value: unit.into(),
+            limit: self.oob.len() as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Geometry;
+
+    fn nand(payloads: bool) -> Nand {
+        let g = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 2,
+            pages_per_block: 4,
+            page_bytes: 8192,
+            oob_bytes: 64,
+        };
+        Nand::new(Layout::new(&g), 2, 512, payloads)
+    }
+
+    fn entries(a: u32, b: u32) -> [OobEntry; 2] {
+        [OobEntry::new(a, 1, 0), OobEntry::new(b, 2, 0)]
+    }
+
+    #[test]
+    fn oob_entry_is_twelve_bytes_and_round_trips() {
+        assert_eq!(std::mem::size_of::<OobEntry>(), OOB_ENTRY_BYTES as usize);
+        let e = OobEntry::new(7, (1 << 40) + 5, 3);
+        assert_eq!((e.lpn(), e.seq(), e.flags()), (Some(7), (1 << 40) + 5, 3));
+        assert_eq!(OobEntry::EMPTY.lpn(), None);
+    }
+
+    #[test]
+    fn pages_program_in_order_only() {
+        let mut n = nand(false);
+        assert!(matches!(
+            n.program(1, &entries(0, 1), None),
+            Err(NandError::OutOfOrder { .. })
+        ));
+        n.program(0, &entries(0, 1), None).unwrap();
+        n.program(1, &entries(2, 3), None).unwrap();
+        assert_eq!(n.block(0).valid_units, 4);
+        n.check_consistency().unwrap();
+    }
+
+    #[test]
+    fn full_block_needs_erase_and_erase_needs_no_valid_data() {
+        let mut n = nand(false);
+        for p in 0..4 {
+            n.program(p, &entries(p * 2, p * 2 + 1), None).unwrap();
+        }
+        // Block 0 is full: the next page number belongs to block 1, so reprogram page 0.
+        assert!(matches!(
+            n.program(0, &entries(9, 9), None),
+            Err(NandError::ProgramWithoutErase { .. })
+        ));
+        assert!(matches!(
+            n.erase(0),
+            Err(NandError::EraseValid { valid: 8, .. })
+        ));
+        for u in 0..8 {
+            n.invalidate(u).unwrap();
+        }
+        assert!(matches!(
+            n.invalidate(0),
+            Err(NandError::InvalidateInvalid { .. })
+        ));
+        n.erase(0).unwrap();
+        assert_eq!(n.block(0).erase_count, 1);
+        n.program(0, &entries(1, 2), None).unwrap();
+        n.check_consistency().unwrap();
+    }
+
+    #[test]
+    fn reads_of_free_pages_are_errors() {
+        let n = nand(false);
+        assert!(matches!(
+            n.check_readable(0),
+            Err(NandError::ReadUnwritten { .. })
+        ));
+    }
+
+    #[test]
+    fn payload_follows_copyback_within_a_plane_only() {
+        let mut n = nand(true);
+        let data: Vec<u64> = (1..=16).collect();
+        n.program(0, &entries(0, 1), Some(&data)).unwrap();
+        assert_eq!(n.unit_data(1), &data[8..16]);
+        // Block 1 is in plane 0 as well (2 blocks per plane); block 2 is in plane 1.
+        n.copyback(0, 4).unwrap();
+        assert_eq!(n.unit_data(n.unit_addr(4, 0)), &data[..8]);
+        assert!(matches!(
+            n.copyback(0, 8),
+            Err(NandError::CopybackCrossPlane { .. })
+        ));
+    }
+
+    #[test]
+    fn sixteen_gib_of_4k_pages_fits_in_about_64_mib() {
+        // 16 GiB / 4 KiB = 4 Mi pages; one unit per page: 12 B OOB + 1 bit, plus blocks.
+        let per_unit = std::mem::size_of::<OobEntry>() as f64 + 1.0 / 8.0;
+        let bytes = per_unit * (4u64 << 20) as f64;
+        assert!(bytes < 52.0 * (1 << 20) as f64, "{bytes}");
+    }
+}

@@ -1,0 +1,100 @@
+//! Measurements: per-operation counts, bytes and latency histograms (HDR, 3 significant
+//! digits, so p99.99 and max stay exact to 0.1% without storing samples), and the report.
+
+mod report;
+mod table;
+
+pub use report::{build_report, LatencySummary, OpReport, Report, REPORT_SCHEMA};
+pub use table::render_table;
+
+use hdrhistogram::Histogram;
+
+use crate::host::Op;
+
+/// Count, bytes and latency of one kind of host operation.
+#[derive(Debug, Clone)]
+pub struct OpStats {
+    pub count: u64,
+    pub bytes: u64,
+    pub latency: Histogram<u64>,
+}
+
+impl OpStats {
+    fn new() -> Self {
+        OpStats {
+            count: 0,
+            bytes: 0,
+            latency: Histogram::new(3).expect("3 significant digits is a valid precision"),
+        }
+    }
+}
+
+/// Host-side statistics of a measured run.
+#[derive(Debug, Clone)]
+pub struct HostStats {
+    ops: [OpStats; 4],
+    all: Histogram<u64>,
+    first_arrival_ns: Option<u64>,
+    last_completion_ns: u64,
+}
+
+impl Default for HostStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HostStats {
+    pub fn new() -> Self {
+        HostStats {
+            ops: [
+                OpStats::new(),
+                OpStats::new(),
+                OpStats::new(),
+                OpStats::new(),
+            ],
+            all: Histogram::new(3).expect("valid precision"),
+            first_arrival_ns: None,
+            last_completion_ns: 0,
+        }
+    }
+
+    /// Records a completed request.
+    pub fn record(&mut self, op: Op, bytes: u64, arrival_ns: u64, done_ns: u64, latency_ns: u64) {
+        let s = &mut self.ops[op.index()];
+        s.count += 1;
+        s.bytes += bytes;
+        // Histograms start at 1 ns (functional-only runs have zero latencies) and grow to fit
+        // any value, so recording cannot fail.
+        let v = latency_ns.max(1);
+        s.latency.record(v).expect("auto-resizing histogram");
+        self.all.record(v).expect("auto-resizing histogram");
+        self.first_arrival_ns = Some(
+            self.first_arrival_ns
+                .map_or(arrival_ns, |f| f.min(arrival_ns)),
+        );
+        self.last_completion_ns = self.last_completion_ns.max(done_ns);
+    }
+
+    pub fn op(&self, op: Op) -> &OpStats {
+        &self.ops[op.index()]
+    }
+    pub fn all_latency(&self) -> &Histogram<u64> {
+        &self.all
+    }
+    /// Completed requests of every kind.
+    pub fn completed(&self) -> u64 {
+        self.ops.iter().map(|s| s.count).sum()
+    }
+    /// From the first arrival to the last completion.
+    pub fn elapsed_ns(&self) -> u64 {
+        self.first_arrival_ns
+            .map_or(0, |f| self.last_completion_ns.saturating_sub(f))
+    }
+    pub fn first_arrival_ns(&self) -> Option<u64> {
+        self.first_arrival_ns
+    }
+    pub fn last_completion_ns(&self) -> u64 {
+        self.last_completion_ns
+    }
+}

@@ -1,0 +1,281 @@
+//! The run report: a versioned JSON document (schema `flashlab.report/1`, documented in
+//! `docs/report-schema.md`) built from a finished [`Simulation`].
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::engine::{PreconditionSummary, Simulation};
+use crate::flash::{Cause, OpKind};
+use crate::ftl::FtlCounters;
+use crate::host::Op;
+
+/// Identifier of the report format; bumped on any incompatible change.
+pub const REPORT_SCHEMA: &str = "flashlab.report/1";
+
+/// Latency percentiles of one kind of request, in nanoseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub p99_99: u64,
+    pub max: u64,
+}
+
+impl LatencySummary {
+    fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        LatencySummary {
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
+            p99: h.value_at_quantile(0.99),
+            p99_9: h.value_at_quantile(0.999),
+            p99_99: h.value_at_quantile(0.9999),
+            max: h.max(),
+        }
+    }
+}
+
+/// Throughput and latency of one kind of host request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OpReport {
+    pub count: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    pub latency_ns: LatencySummary,
+}
+
+/// Host-side results per operation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HostReport {
+    pub read: OpReport,
+    pub write: OpReport,
+    pub trim: OpReport,
+    pub flush: OpReport,
+    pub all: OpReport,
+}
+
+/// Flash operations of one kind, split by cause.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CauseSplit {
+    pub host: u64,
+    pub gc: u64,
+    pub mapping: u64,
+    pub merge: u64,
+    pub total: u64,
+}
+
+/// Flash operation counts (pages for reads and programs, blocks for erases).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FlashReport {
+    pub reads: CauseSplit,
+    pub programs: CauseSplit,
+    pub erases: CauseSplit,
+    pub oob_reads: CauseSplit,
+    pub oob_programs: CauseSplit,
+    pub copybacks: CauseSplit,
+}
+
+/// Busy fraction of a set of resources.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Utilisation {
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    pub each: Vec<f64>,
+}
+
+/// Busy fractions of dies, channel buses, the FTL CPU and the host link.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct UtilisationReport {
+    pub dies: Utilisation,
+    pub channels: Utilisation,
+    /// Busy fraction of all FTL cores together.
+    pub cpu: f64,
+    pub host_link_down: f64,
+    pub host_link_up: f64,
+}
+
+/// Erase counts over all blocks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WearReport {
+    pub erase_count_min: u32,
+    pub erase_count_mean: f64,
+    pub erase_count_max: u32,
+}
+
+/// Device and memory figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DeviceReport {
+    pub raw_bytes: u64,
+    pub logical_bytes: u64,
+    pub dies: u32,
+    pub channels: u32,
+    /// Bytes of simulator state (NAND state + FTL structures).
+    pub state_bytes: u64,
+}
+
+/// Everything a run measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub flashlab_version: &'static str,
+    pub ftl: String,
+    pub preset: String,
+    /// The complete configuration of the run (re-runnable with `--config`).
+    pub config: serde_json::Value,
+    pub workload: serde_json::Value,
+    pub device: DeviceReport,
+    pub precondition: Option<PreconditionSummary>,
+    /// Simulated time from the first arrival to the last completion.
+    pub elapsed_ns: u64,
+    pub host: HostReport,
+    /// Bytes programmed to flash (programs and copybacks, all causes) per byte written by the host.
+    pub write_amplification: f64,
+    pub flash: FlashReport,
+    pub gc: FtlCounters,
+    pub utilisation: UtilisationReport,
+    pub wear: WearReport,
+    /// FTL-specific figures.
+    pub ftl_details: serde_json::Value,
+    /// Sectors whose read data was checked against the shadow copy (verify runs).
+    pub verified_sectors: Option<u64>,
+}
+
+impl Report {
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("report serializes")
+    }
+}
+
+fn op_report(count: u64, bytes: u64, latency: &Histogram<u64>, elapsed_ns: u64) -> OpReport {
+    let secs = elapsed_ns as f64 / 1e9;
+    let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
+    OpReport {
+        count,
+        bytes,
+        iops: per_s(count as f64),
+        mb_per_s: per_s(bytes as f64 / 1e6),
+        latency_ns: LatencySummary::of(latency),
+    }
+}
+
+fn cause_split(sim: &Simulation, kind: OpKind) -> CauseSplit {
+    let c = sim.flash().counters();
+    CauseSplit {
+        host: c.get(kind, Cause::Host),
+        gc: c.get(kind, Cause::Gc),
+        mapping: c.get(kind, Cause::Mapping),
+        merge: c.get(kind, Cause::Merge),
+        total: c.total(kind),
+    }
+}
+
+fn utilisation(busy: &[u64], window_ns: u64) -> Utilisation {
+    if busy.is_empty() || window_ns == 0 {
+        return Utilisation::default();
+    }
+    let each: Vec<f64> = busy
+        .iter()
+        .map(|&b| (b as f64 / window_ns as f64).min(1.0))
+        .collect();
+    Utilisation {
+        mean: each.iter().sum::<f64>() / each.len() as f64,
+        min: each.iter().copied().fold(f64::INFINITY, f64::min),
+        max: each.iter().copied().fold(0.0, f64::max),
+        each,
+    }
+}
+
+/// Builds the report of a finished run.
+pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
+    let stats = sim.host_stats();
+    let elapsed = stats.elapsed_ns();
+    let ops: Vec<OpReport> = Op::ALL
+        .iter()
+        .map(|&op| {
+            let s = stats.op(op);
+            op_report(s.count, s.bytes, &s.latency, elapsed)
+        })
+        .collect();
+    let all_bytes: u64 = Op::ALL.iter().map(|&op| stats.op(op).bytes).sum();
+    let host = HostReport {
+        read: ops[0].clone(),
+        write: ops[1].clone(),
+        trim: ops[2].clone(),
+        flush: ops[3].clone(),
+        all: op_report(stats.completed(), all_bytes, stats.all_latency(), elapsed),
+    };
+    let page_bytes = u64::from(sim.nand().layout().page_bytes);
+    let flash = FlashReport {
+        reads: cause_split(sim, OpKind::Read),
+        programs: cause_split(sim, OpKind::Program),
+        erases: cause_split(sim, OpKind::Erase),
+        oob_reads: cause_split(sim, OpKind::ReadOob),
+        oob_programs: cause_split(sim, OpKind::ProgramOob),
+        copybacks: cause_split(sim, OpKind::Copyback),
+    };
+    let host_written = stats.op(Op::Write).bytes;
+    let programmed = (flash.programs.total + flash.copybacks.total) * page_bytes;
+    let write_amplification = if host_written > 0 {
+        programmed as f64 / host_written as f64
+    } else {
+        0.0
+    };
+    // Utilisation window: from the start of the measurement to the last completion.
+    let end = stats.last_completion_ns().max(sim.measure_start_ns());
+    let window = end - sim.measure_start_ns();
+    let (down, up) = sim.link().busy_ns();
+    let frac = |b: u64| {
+        if window > 0 {
+            (b as f64 / window as f64).min(1.0)
+        } else {
+            0.0
+        }
+    };
+    let cores = u64::from(sim.config().cpu.cores);
+    let (emin, emean, emax) = sim.nand().erase_count_summary();
+    let layout = sim.nand().layout();
+    let config = serde_json::to_value(sim.config()).unwrap_or(serde_json::Value::Null);
+    Report {
+        schema: REPORT_SCHEMA,
+        flashlab_version: env!("CARGO_PKG_VERSION"),
+        ftl: sim.ftl().name().to_string(),
+        preset: sim.config().preset.clone(),
+        config,
+        workload,
+        device: DeviceReport {
+            raw_bytes: u64::from(layout.pages()) * page_bytes,
+            logical_bytes: sim.logical_bytes(),
+            dies: layout.dies(),
+            channels: layout.channels,
+            state_bytes: sim.nand().state_bytes() + sim.ftl().state_bytes(),
+        },
+        precondition: sim.precondition_summary().cloned(),
+        elapsed_ns: elapsed,
+        host,
+        write_amplification,
+        flash,
+        gc: sim.ftl_counters().clone(),
+        utilisation: UtilisationReport {
+            dies: utilisation(&sim.flash().die_busy_ns(end), window),
+            channels: utilisation(&sim.flash().channel_busy_ns(), window),
+            cpu: frac(sim.cpu_busy_ns() / cores.max(1)),
+            host_link_down: frac(down),
+            host_link_up: frac(up),
+        },
+        wear: WearReport {
+            erase_count_min: emin,
+            erase_count_mean: emean,
+            erase_count_max: emax,
+        },
+        ftl_details: sim.ftl().report(),
+        verified_sectors: sim.shadow().map(|s| s.checked_sectors()),
+    }
+}

@@ -1,0 +1,128 @@
+//! The report as a readable text table.
+
+use std::fmt::Write;
+
+use super::report::{OpReport, Report};
+
+/// Formats nanoseconds with a unit that keeps three or four significant digits.
+pub fn format_ns(ns: f64) -> String {
+    match ns {
+        n if n >= 1e9 => format!("{:.3} s", n / 1e9),
+        n if n >= 1e6 => format!("{:.3} ms", n / 1e6),
+        n if n >= 1e3 => format!("{:.2} us", n / 1e3),
+        n => format!("{n:.0} ns"),
+    }
+}
+
+fn op_row(out: &mut String, name: &str, r: &OpReport) {
+    if r.count == 0 {
+        return;
+    }
+    let l = &r.latency_ns;
+    let _ = writeln!(
+        out,
+        "  {name:<6} {:>10} {:>11.0} {:>9.1} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        r.count,
+        r.iops,
+        r.mb_per_s,
+        format_ns(l.mean),
+        format_ns(l.p50 as f64),
+        format_ns(l.p90 as f64),
+        format_ns(l.p99 as f64),
+        format_ns(l.p99_9 as f64),
+        format_ns(l.p99_99 as f64),
+        format_ns(l.max as f64),
+    );
+}
+
+/// Renders the headline figures of a report.
+pub fn render_table(r: &Report) -> String {
+    let mut out = String::new();
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let _ = writeln!(
+        out,
+        "flashlab {} | device {} ({:.2} GiB raw, {:.2} GiB logical, {} dies on {} channels) | FTL {}",
+        r.flashlab_version,
+        r.preset,
+        gib(r.device.raw_bytes),
+        gib(r.device.logical_bytes),
+        r.device.dies,
+        r.device.channels,
+        r.ftl
+    );
+    if let Some(spec) = r.workload.get("spec").and_then(|s| s.as_str()) {
+        let _ = writeln!(out, "workload {spec}");
+    }
+    if let Some(p) = &r.precondition {
+        let _ = writeln!(
+            out,
+            "preconditioned {:.0}% of the logical space: {:.2} random passes, WA {:.2}{}",
+            p.fraction * 100.0,
+            p.random_passes,
+            p.write_amplification,
+            if p.steady { " (steady)" } else { "" }
+        );
+    }
+    let _ = writeln!(out, "simulated time {}", format_ns(r.elapsed_ns as f64));
+    let _ = writeln!(
+        out,
+        "\n  {:<6} {:>10} {:>11} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "op", "requests", "IOPS", "MB/s", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"
+    );
+    op_row(&mut out, "read", &r.host.read);
+    op_row(&mut out, "write", &r.host.write);
+    op_row(&mut out, "trim", &r.host.trim);
+    op_row(&mut out, "flush", &r.host.flush);
+    op_row(&mut out, "all", &r.host.all);
+    let _ = writeln!(out, "\n  write amplification {:.3}", r.write_amplification);
+    let _ = writeln!(
+        out,
+        "  {:<12} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "flash ops", "host", "gc", "mapping", "merge", "total"
+    );
+    for (name, c) in [
+        ("reads", &r.flash.reads),
+        ("programs", &r.flash.programs),
+        ("erases", &r.flash.erases),
+        ("oob reads", &r.flash.oob_reads),
+        ("oob programs", &r.flash.oob_programs),
+        ("copybacks", &r.flash.copybacks),
+    ] {
+        if c.total > 0 {
+            let _ = writeln!(
+                out,
+                "  {name:<12} {:>12} {:>12} {:>12} {:>12} {:>12}",
+                c.host, c.gc, c.mapping, c.merge, c.total
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  GC: {} victims ({} in background), {} units moved",
+        r.gc.gc_runs, r.gc.gc_background_runs, r.gc.gc_units_moved
+    );
+    let u = &r.utilisation;
+    let _ = writeln!(
+        out,
+        "  utilisation: dies {:.1}% (min {:.1}%, max {:.1}%), channels {:.1}%, FTL CPU {:.1}%, host link in {:.1}% / out {:.1}%",
+        u.dies.mean * 100.0,
+        u.dies.min * 100.0,
+        u.dies.max * 100.0,
+        u.channels.mean * 100.0,
+        u.cpu * 100.0,
+        u.host_link_down * 100.0,
+        u.host_link_up * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "  erase counts: min {}, mean {:.2}, max {}",
+        r.wear.erase_count_min, r.wear.erase_count_mean, r.wear.erase_count_max
+    );
+    if let Some(n) = r.verified_sectors {
+        let _ = writeln!(
+            out,
+            "  verified: {n} sectors read back matched the last data written"
+        );
+    }
+    out
+}

@@ -1,0 +1,132 @@
+//! Workloads: the request-source interface every workload and trace implements, the typed
+//! synthetic-workload settings, their compact command-line syntax, and the generator.
+
+mod spec;
+mod synthetic;
+
+pub use spec::{parse_spec, SizeSpec, SPEC_HELP};
+pub use synthetic::SyntheticSource;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+use crate::host::Request;
+use crate::settings;
+use crate::SimError;
+
+/// How requests are paced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopMode {
+    /// Keep exactly `queue_depth` requests outstanding; arrival times are ignored.
+    Closed { queue_depth: u32 },
+    /// Requests arrive at the times the source gives.
+    Open,
+}
+
+/// A stream of host requests (synthetic generator, trace reader, ...).
+pub trait RequestSource {
+    /// The next request, `None` when the stream ends. Closed-loop sources are asked when a
+    /// slot frees (`now_ns`); open-loop sources give arrival times in non-decreasing order.
+    fn next_request(&mut self, now_ns: u64) -> Result<Option<Request>, SimError>;
+    fn loop_mode(&self) -> LoopMode;
+    /// Requests the source will produce, when known (for progress bars).
+    fn expected_requests(&self) -> Option<u64>;
+    /// Simulated duration limit, when the source has one.
+    fn duration_ns(&self) -> Option<u64> {
+        None
+    }
+    /// Description for reports.
+    fn describe(&self) -> serde_json::Value;
+}
+
+/// Address pattern of a synthetic workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Consecutive requests, wrapping at the end of the range.
+    Sequential,
+    /// Uniformly random aligned offsets.
+    Uniform,
+    /// Zipf-distributed offsets (exponent `zipf_theta`), hot offsets scattered over the range.
+    Zipf,
+    /// `hot_access` of the requests go to the first `hot_space` of the range.
+    Hotcold,
+}
+
+/// Inter-arrival times of an open-loop workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Exponential inter-arrival times (a Poisson process).
+    Poisson,
+    /// Constant inter-arrival time.
+    Fixed,
+}
+
+settings! {
+    /// A synthetic workload (see `flashlab run --help` for the compact `--workload` syntax).
+    pub struct WorkloadConfig in "workload" {
+        /// Address pattern.
+        pattern: Pattern = Pattern::Uniform, unit "", choices "sequential | uniform | zipf | hotcold";
+        /// Fraction of reads among reads and writes.
+        read_fraction: f64 = 0.7, unit "fraction", range 0.0 ..= 1.0;
+        /// Fraction of all requests that are trims (deallocations) of a request-sized range.
+        trim_fraction: f64 = 0.0, unit "fraction", range 0.0 ..= 1.0;
+        /// Issue a flush after every this many writes (0: never).
+        flush_every: u64 = 0, unit "writes";
+        /// Request size: `4k`, a weighted mix `4k:70,64k:30`, or a range `4k-128k`.
+        block_size: SizeSpec = SizeSpec::fixed(4096), unit "bytes";
+        /// Offsets (and sizes of a range) are multiples of this; 0 aligns to the request size.
+        align_bytes: u64 = 4096, unit "bytes", range 0 ..= 1_099_511_627_776;
+        /// Requests kept outstanding (closed loop; ignored when rate_iops > 0).
+        queue_depth: u32 = 32, unit "requests", range 1 ..= 1_048_576;
+        /// Open-loop arrival rate; 0 runs closed loop at queue_depth.
+        rate_iops: f64 = 0.0, unit "requests/s", range 0.0 ..= 1e12;
+        /// Inter-arrival distribution of an open loop.
+        arrival: Arrival = Arrival::Poisson, unit "", choices "poisson | fixed";
+        /// Requests to issue (0: unlimited, then duration_ns must be set).
+        count: u64 = 1_000_000, unit "requests";
+        /// Stop issuing after this much simulated time (0: no limit).
+        duration_ns: u64 = 0, unit "ns";
+        /// Zipf exponent (pattern zipf); 0 is uniform, 0.99 is YCSB's default.
+        zipf_theta: f64 = 0.99, unit "", range 0.0 ..= 10.0;
+        /// Share of the range that is hot (pattern hotcold).
+        hot_space: f64 = 0.2, unit "fraction", range 0.000001 ..= 0.999999;
+        /// Share of requests that go to the hot space (pattern hotcold).
+        hot_access: f64 = 0.8, unit "fraction", range 0.0 ..= 1.0;
+        /// Fraction of the logical space the workload addresses (from offset 0).
+        range_fraction: f64 = 1.0, unit "fraction", range 0.000001 ..= 1.0;
+        /// Relative deadline given to every request (used by EDF queues; 0: none).
+        deadline_ns: u64 = 0, unit "ns";
+    }
+}
+
+impl WorkloadConfig {
+    /// Checks ranges and combinations.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check_ranges()?;
+        self.block_size.validate("workload.block_size")?;
+        if self.count == 0 && self.duration_ns == 0 {
+            return Err(ConfigError::invalid(
+                "workload.count",
+                0,
+                "an unlimited count needs workload.duration_ns",
+                "count >= 1, or duration_ns >= 1",
+            ));
+        }
+        if self.align_bytes % 512 != 0 {
+            return Err(ConfigError::invalid(
+                "workload.align_bytes",
+                self.align_bytes,
+                "not a multiple of 512",
+                "multiples of 512 (or 0)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The compact `--workload` form of this workload.
+    pub fn to_spec(&self) -> String {
+        spec::to_spec(self)
+    }
+}

@@ -1,0 +1,536 @@
+//! The compact workload syntax of `--workload`, e.g. `randwrite:bs=4k,qd=32,count=1e6`, and
+//! request-size specifications (`4k`, `4k:70,64k:30`, `4k-128k`).
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{Arrival, Pattern, WorkloadConfig};
+use crate::config::ConfigError;
+
+/// Help text for the workload syntax (shown by `flashlab run --help`).
+pub const SPEC_HELP: &str = "\
+WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
+  KIND      randwrite | randread | randrw | seqwrite | seqread | seqrw | zipf | hotcold | custom
+            (rand* = uniform offsets; rw kinds default to 50% reads; custom keeps the defaults:
+            uniform, 70% reads)
+  bs        request size: 4k | 4k:70,64k:30 (weighted mix; use / inside the spec: 4k:70/64k:30)
+            | 4k-128k (uniform range, multiples of align)          sizes: 512, 4k, 1m, 2MiB ...
+  qd        requests kept outstanding (closed loop)                default 32
+  rate      open loop at this many requests/s (1e5, 50k, 2M)       default 0 = closed loop
+  arrival   poisson | fixed (open-loop inter-arrival times)        default poisson
+  count     requests to issue (1e6, 250k); 0 = unlimited           default 1e6
+  duration  simulated time limit: 500ms, 2s, 100us, 1min           default none
+  read      fraction of reads among reads and writes (0..1)
+  trim      fraction of requests that are trims (0..1)             default 0
+  flush     a flush after every N writes                           default 0 = never
+  pattern   sequential | uniform | zipf | hotcold
+  theta     zipf exponent                                          default 0.99
+  hot       hot/cold split SPACE:ACCESS, e.g. 0.2:0.8 (20% of the space gets 80% of requests)
+  align     offset alignment in bytes (0 = the request size)      default 4k
+  range     fraction of the logical space addressed               default 1.0
+  deadline  relative deadline of each request for EDF queues: 5ms default none
+Examples: randwrite:bs=4k,qd=32,count=1e6   seqread:bs=128k,qd=8,duration=2s
+          zipf:theta=1.2,read=0.9,bs=4k,qd=64   randrw:read=0.7,rate=20k,count=1e5";
+
+/// Request sizes: one size, a weighted mix, or a uniform range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SizeSpec {
+    Fixed(u64),
+    /// `(size, weight)` pairs.
+    Mix(Vec<(u64, u32)>),
+    /// Uniform over multiples of the alignment in `[min, max]`.
+    Range(u64, u64),
+}
+
+impl SizeSpec {
+    pub fn fixed(bytes: u64) -> Self {
+        SizeSpec::Fixed(bytes)
+    }
+
+    /// Largest size the spec can produce.
+    pub fn max_bytes(&self) -> u64 {
+        match self {
+            SizeSpec::Fixed(b) => *b,
+            SizeSpec::Mix(m) => m.iter().map(|(b, _)| *b).max().unwrap_or(0),
+            SizeSpec::Range(_, hi) => *hi,
+        }
+    }
+
+    /// Smallest size the spec can produce.
+    pub fn min_bytes(&self) -> u64 {
+        match self {
+            SizeSpec::Fixed(b) => *b,
+            SizeSpec::Mix(m) => m.iter().map(|(b, _)| *b).min().unwrap_or(0),
+            SizeSpec::Range(lo, _) => *lo,
+        }
+    }
+
+    pub(crate) fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        let bad = |reason: &str| ConfigError::invalid(field, self, reason, SIZE_ALLOWED);
+        let sizes: Vec<u64> = match self {
+            SizeSpec::Fixed(b) => vec![*b],
+            SizeSpec::Mix(m) => {
+                if m.is_empty() || m.iter().all(|(_, w)| *w == 0) {
+                    return Err(bad("a mix needs at least one positive weight"));
+                }
+                m.iter().map(|(b, _)| *b).collect()
+            }
+            SizeSpec::Range(lo, hi) => {
+                if lo > hi {
+                    return Err(bad("range minimum above maximum"));
+                }
+                vec![*lo, *hi]
+            }
+        };
+        for s in sizes {
+            if s == 0 {
+                return Err(bad("zero-sized requests"));
+            }
+            if s % 512 != 0 || s > 1 << 30 {
+                return Err(bad("size out of range"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for SizeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeSpec::Fixed(b) => write!(f, "{}", show_size(*b)),
+            SizeSpec::Mix(m) => {
+                let parts: Vec<String> = m
+                    .iter()
+                    .map(|(b, w)| format!("{}:{w}", show_size(*b)))
+                    .collect();
+                write!(f, "{}", parts.join(","))
+            }
+            SizeSpec::Range(lo, hi) => write!(f, "{}-{}", show_size(*lo), show_size(*hi)),
+        }
+    }
+}
+
+/// Allowed forms of a request size, for error messages.
+const SIZE_ALLOWED: &str =
+    "512 ..= 1 GiB in multiples of 512, as 4k, a mix 4k:70,64k:30 or a range 4k-128k";
+
+impl std::str::FromStr for SizeSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_size_spec(s).map_err(|e| format!("{e} (allowed: {SIZE_ALLOWED})"))
+    }
+}
+
+fn parse_size_spec(s: &str) -> Result<SizeSpec, String> {
+    let s = s.trim();
+    if s.starts_with('-') {
+        return Err(format!("`{s}`: a size cannot be negative"));
+    }
+    if let Some((lo, hi)) = s.split_once('-') {
+        return Ok(SizeSpec::Range(parse_size(lo)?, parse_size(hi)?));
+    }
+    if s.contains(':') {
+        let mut mix = Vec::new();
+        for part in s.split([',', '/']) {
+            let (size, weight) = part
+                .split_once(':')
+                .ok_or_else(|| format!("`{part}`: expected SIZE:WEIGHT"))?;
+            let weight: u32 = weight
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{weight}`: weight must be a whole number"))?;
+            mix.push((parse_size(size)?, weight));
+        }
+        return Ok(SizeSpec::Mix(mix));
+    }
+    Ok(SizeSpec::Fixed(parse_size(s)?))
+}
+
+impl Serialize for SizeSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for SizeSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SizeSpecVisitor)
+    }
+}
+
+/// Accepts a byte count or a size text; negative numbers are named as such.
+struct SizeSpecVisitor;
+
+impl serde::de::Visitor<'_> for SizeSpecVisitor {
+    type Value = SizeSpec;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a request size ({SIZE_ALLOWED})")
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<SizeSpec, E> {
+        Ok(SizeSpec::Fixed(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<SizeSpec, E> {
+        u64::try_from(v).map(SizeSpec::Fixed).map_err(|_| {
+            E::custom(format!(
+                "`{v}`: a size cannot be negative (allowed: {SIZE_ALLOWED})"
+            ))
+        })
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SizeSpec, E> {
+        v.parse().map_err(E::custom)
+    }
+}
+
+/// Parses `4096`, `4k`, `4KiB`, `1m`, `2MiB`, `1g` (binary multiples) into bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => {
+            return Err(format!(
+                "`{text}`: unknown size unit `{other}` (use k, m, g)"
+            ))
+        }
+    };
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}`: expected a size such as 4k or 65536"))?;
+    let bytes = value * mult as f64;
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes.fract() == 0.0) {
+        return Err(format!("`{text}`: not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+fn show_size(b: u64) -> String {
+    match b {
+        0 => "0".into(),
+        b if b % (1 << 30) == 0 => format!("{}g", b >> 30),
+        b if b % (1 << 20) == 0 => format!("{}m", b >> 20),
+        b if b % (1 << 10) == 0 => format!("{}k", b >> 10),
+        b => b.to_string(),
+    }
+}
+
+/// Parses counts and rates: `1000`, `1e6`, `250k`, `2M`, `1G` (decimal multiples).
+pub fn parse_number(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('k') | Some('K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('G') => (&t[..t.len() - 1], 1e9),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}`: expected a number such as 1000, 1e6 or 250k"))?;
+    let v = v * mult;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("`{text}`: must be a non-negative number"));
+    }
+    Ok(v)
+}
+
+fn parse_count(text: &str) -> Result<u64, String> {
+    let v = parse_number(text)?;
+    if v.fract() != 0.0 || v > u64::MAX as f64 {
+        return Err(format!("`{text}`: must be a whole number"));
+    }
+    Ok(v as u64)
+}
+
+/// Parses `500ms`, `2s`, `100us`, `250ns`, `1min` into nanoseconds.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "min" => 60e9,
+        "" => return Err(format!("`{text}`: add a unit (ns, us, ms, s, min)")),
+        other => {
+            return Err(format!(
+                "`{text}`: unknown time unit `{other}` (ns, us, ms, s, min)"
+            ))
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}`: expected a duration such as 500ms or 2s"))?;
+    let ns = v * scale;
+    if !ns.is_finite() || ns < 0.0 {
+        return Err(format!("`{text}`: must be a non-negative duration"));
+    }
+    Ok(ns.round() as u64)
+}
+
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .map_err(|_| format!("`{text}`: expected a fraction such as 0.7"))
+}
+
+/// Parses the compact workload syntax (see [`SPEC_HELP`]) into a checked configuration.
+pub fn parse_spec(spec: &str) -> Result<WorkloadConfig, ConfigError> {
+    let spec = spec.trim();
+    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut w = base_for_kind(kind.trim())?;
+    for item in split_items(rest) {
+        let (key, value) = item.split_once('=').ok_or_else(|| ConfigError::Syntax {
+            location: format!("--workload {spec}"),
+            message: format!("`{item}`: expected KEY=VALUE"),
+        })?;
+        apply_key(&mut w, key.trim(), value.trim())?;
+    }
+    w.validate()?;
+    Ok(w)
+}
+
+/// Splits `k=v,k=v` at commas that start a new `key=` (so `bs=4k:70,64k:30` stays whole).
+fn split_items(rest: &str) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
+        match items.last_mut() {
+            Some(last) if !part.contains('=') => {
+                last.push(',');
+                last.push_str(part);
+            }
+            _ => items.push(part.to_string()),
+        }
+    }
+    items
+}
+
+fn base_for_kind(kind: &str) -> Result<WorkloadConfig, ConfigError> {
+    let mut w = WorkloadConfig::default();
+    let (pattern, read) =
+        match kind {
+            "randwrite" => (Pattern::Uniform, 0.0),
+            "randread" => (Pattern::Uniform, 1.0),
+            "randrw" => (Pattern::Uniform, 0.5),
+            "seqwrite" => (Pattern::Sequential, 0.0),
+            "seqread" => (Pattern::Sequential, 1.0),
+            "seqrw" => (Pattern::Sequential, 0.5),
+            "zipf" => (Pattern::Zipf, w.read_fraction),
+            "hotcold" => (Pattern::Hotcold, w.read_fraction),
+            "custom" | "" => (w.pattern, w.read_fraction),
+            other => return Err(ConfigError::Unknown {
+                kind: "workload kind",
+                name: other.to_string(),
+                known:
+                    "randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom"
+                        .into(),
+            }),
+        };
+    w.pattern = pattern;
+    w.read_fraction = read;
+    Ok(w)
+}
+
+fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), ConfigError> {
+    let field = |name: &str| format!("workload.{name}");
+    let wrap = |name: &str| {
+        let f = field(name);
+        move |message: String| ConfigError::Field {
+            field: f.clone(),
+            message,
+        }
+    };
+    match key {
+        "bs" | "block_size" => w.block_size = value.parse().map_err(wrap("block_size"))?,
+        "qd" | "queue_depth" => {
+            let qd = parse_count(value).map_err(wrap("queue_depth"))?;
+            w.queue_depth = u32::try_from(qd).unwrap_or(u32::MAX);
+        }
+        "rate" | "rate_iops" => w.rate_iops = parse_number(value).map_err(wrap("rate_iops"))?,
+        "count" => w.count = parse_count(value).map_err(wrap("count"))?,
+        "duration" | "duration_ns" => {
+            w.duration_ns = parse_duration_ns(value).map_err(wrap("duration_ns"))?
+        }
+        "read" | "read_fraction" => w.read_fraction = parse_fraction(value).map_err(wrap("read_fraction"))?,
+        "trim" | "trim_fraction" => w.trim_fraction = parse_fraction(value).map_err(wrap("trim_fraction"))?,
+        "flush" | "flush_every" => w.flush_every = parse_count(value).map_err(wrap("flush_every"))?,
+        "theta" | "zipf_theta" => w.zipf_theta = parse_fraction(value).map_err(wrap("zipf_theta"))?,
+        "range" | "range_fraction" => {
+            w.range_fraction = parse_fraction(value).map_err(wrap("range_fraction"))?
+        }
+        "align" | "align_bytes" => w.align_bytes = parse_size(value).map_err(wrap("align_bytes"))?,
+        "deadline" | "deadline_ns" => {
+            w.deadline_ns = parse_duration_ns(value).map_err(wrap("deadline_ns"))?
+        }
+        "hot" => {
+            let (space, access) = value.split_once(':').ok_or_else(|| ConfigError::Field {
+                field: field("hot_space"),
+                message: format!("`{value}`: expected SPACE:ACCESS, e.g. 0.2:0.8"),
+            })?;
+            w.hot_space = parse_fraction(space).map_err(wrap("hot_space"))?;
+            w.hot_access = parse_fraction(access).map_err(wrap("hot_access"))?;
+            w.pattern = Pattern::Hotcold;
+        }
+        "pattern" => {
+            w.pattern = match value {
+                "sequential" | "seq" => Pattern::Sequential,
+                "uniform" | "random" | "rand" => Pattern::Uniform,
+                "zipf" => Pattern::Zipf,
+                "hotcold" => Pattern::Hotcold,
+                other => {
+                    return Err(ConfigError::invalid(
+                        field("pattern"),
+                        other,
+                        "unknown pattern",
+                        "sequential | uniform | zipf | hotcold",
+                    ))
+                }
+            }
+        }
+        "arrival" => {
+            w.arrival = match value {
+                "poisson" => Arrival::Poisson,
+                "fixed" => Arrival::Fixed,
+                other => {
+                    return Err(ConfigError::invalid(field("arrival"), other, "unknown arrival", "poisson | fixed"))
+                }
+            }
+        }
+        other => {
+            return Err(ConfigError::Unknown {
+                kind: "workload key",
+                name: other.to_string(),
+                known: "bs, qd, rate, arrival, count, duration, read, trim, flush, pattern, theta, hot, align, range, deadline".into(),
+            })
+        }
+    }
+    Ok(())
+}
+
+/// The compact form of a configuration (inverse of [`parse_spec`] for reports).
+pub(super) fn to_spec(w: &WorkloadConfig) -> String {
+    let pattern = match w.pattern {
+        Pattern::Sequential => "sequential",
+        Pattern::Uniform => "uniform",
+        Pattern::Zipf => "zipf",
+        Pattern::Hotcold => "hotcold",
+    };
+    let mut s = format!(
+        "custom:pattern={pattern},read={},bs={},align={}",
+        w.read_fraction,
+        w.block_size.to_string().replace(',', "/"),
+        w.align_bytes
+    );
+    if w.rate_iops > 0.0 {
+        s += &format!(
+            ",rate={},arrival={}",
+            w.rate_iops,
+            match w.arrival {
+                Arrival::Poisson => "poisson",
+                Arrival::Fixed => "fixed",
+            }
+        );
+    } else {
+        s += &format!(",qd={}", w.queue_depth);
+    }
+    s += &format!(",count={}", w.count);
+    if w.duration_ns > 0 {
+        s += &format!(",duration={}ns", w.duration_ns);
+    }
+    if w.trim_fraction > 0.0 {
+        s += &format!(",trim={}", w.trim_fraction);
+    }
+    if w.flush_every > 0 {
+        s += &format!(",flush={}", w.flush_every);
+    }
+    match w.pattern {
+        Pattern::Zipf => s += &format!(",theta={}", w.zipf_theta),
+        Pattern::Hotcold => s += &format!(",hot={}:{}", w.hot_space, w.hot_access),
+        _ => {}
+    }
+    if w.range_fraction < 1.0 {
+        s += &format!(",range={}", w.range_fraction);
+    }
+    if w.deadline_ns > 0 {
+        s += &format!(",deadline={}ns", w.deadline_ns);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_issue_example() {
+        let w = parse_spec("randwrite:bs=4k,qd=32,count=1e6").unwrap();
+        assert_eq!(w.pattern, Pattern::Uniform);
+        assert_eq!(w.read_fraction, 0.0);
+        assert_eq!(w.block_size, SizeSpec::Fixed(4096));
+        assert_eq!(w.queue_depth, 32);
+        assert_eq!(w.count, 1_000_000);
+    }
+
+    #[test]
+    fn parses_mixes_ranges_and_units() {
+        let w = parse_spec("seqrw:bs=4k:70,64k:30,duration=2s,rate=50k,count=0").unwrap();
+        assert_eq!(w.block_size, SizeSpec::Mix(vec![(4096, 70), (65536, 30)]));
+        assert_eq!(w.duration_ns, 2_000_000_000);
+        assert_eq!(w.rate_iops, 50_000.0);
+        let w = parse_spec("randread:bs=4k-128k,hot=0.1:0.9").unwrap();
+        assert_eq!(w.block_size, SizeSpec::Range(4096, 131072));
+        assert_eq!(w.pattern, Pattern::Hotcold);
+    }
+
+    #[test]
+    fn spec_round_trips() {
+        for spec in [
+            "randwrite:bs=4k,qd=32,count=1e6",
+            "zipf:theta=1.2,read=0.9,bs=4k:70,64k:30,range=0.5",
+        ] {
+            let w = parse_spec(spec).unwrap();
+            assert_eq!(
+                parse_spec(&w.to_spec()).unwrap(),
+                w,
+                "{spec} -> {}",
+                w.to_spec()
+            );
+        }
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = parse_spec("randwrite:bs=0").unwrap_err().to_string();
+        assert!(
+            e.contains("workload.block_size") && e.contains("zero"),
+            "{e}"
+        );
+        let e = parse_spec("randwrite:blocksize=4k")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("blocksize") && e.contains("bs"), "{e}");
+        let e = parse_spec("randwrte").unwrap_err().to_string();
+        assert!(e.contains("randwrte") && e.contains("randwrite"), "{e}");
+        let e = parse_spec("randwrite:qd=0").unwrap_err().to_string();
+        assert!(
+            e.contains("workload.queue_depth") && e.contains("1 ..= 1048576"),
+            "{e}"
+        );
+        let e = parse_spec("randwrite:read=1.5").unwrap_err().to_string();
+        assert!(e.contains("workload.read_fraction"), "{e}");
+        let e = parse_spec("randwrite:duration=5").unwrap_err().to_string();
+        assert!(e.contains("unit"), "{e}");
+        let e = parse_spec("randwrite:bs=-4k").unwrap_err().to_string();
+        assert!(e.contains("workload.block_size"), "{e}");
+    }
+}

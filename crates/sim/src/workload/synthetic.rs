@@ -1,0 +1,313 @@
+//! The synthetic request generator: sequential, uniform, Zipf or hot/cold offsets; fixed,
+//! mixed or ranged sizes; reads, writes, trims and flushes; closed or open loop.
+
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp, Zipf};
+use rand_pcg::Pcg64Mcg;
+
+use super::{Arrival, LoopMode, Pattern, RequestSource, SizeSpec, WorkloadConfig};
+use crate::config::ConfigError;
+use crate::host::{Op, Request};
+use crate::SimError;
+
+/// Stream of the seed used by workload generators (distinct from the FTL's stream).
+const WORKLOAD_STREAM: u64 = 0x005e_ed0f_10ad;
+/// A prime above any slot count, to scatter Zipf ranks over the range (2^61 - 1).
+const SCATTER_PRIME: u128 = (1 << 61) - 1;
+
+/// Generates the requests of a [`WorkloadConfig`].
+#[derive(Debug)]
+pub struct SyntheticSource {
+    w: WorkloadConfig,
+    rng: Pcg64Mcg,
+    space_bytes: u64,
+    align: u64,
+    cursor: u64,
+    issued: u64,
+    writes_since_flush: u64,
+    next_arrival_ns: u64,
+    zipf: Option<Zipf<f64>>,
+    exp: Option<Exp<f64>>,
+}
+
+impl SyntheticSource {
+    /// A generator over the first `range_fraction` of `logical_bytes`.
+    pub fn new(w: &WorkloadConfig, logical_bytes: u64, seed: u64) -> Result<Self, ConfigError> {
+        w.validate()?;
+        let align = if w.align_bytes == 0 {
+            w.block_size.min_bytes()
+        } else {
+            w.align_bytes
+        };
+        let space = ((logical_bytes as f64 * w.range_fraction) as u64) / align * align;
+        let max = w.block_size.max_bytes();
+        if max > space {
+            return Err(ConfigError::invalid(
+                "workload.block_size",
+                &w.block_size,
+                format!("requests of {max} bytes do not fit the {space}-byte range addressed"),
+                format!("sizes up to {space} bytes (or a larger workload.range_fraction)"),
+            ));
+        }
+        let slots = (space - max) / align + 1;
+        let zipf = match w.pattern {
+            Pattern::Zipf => Some(Zipf::new(slots as f64, w.zipf_theta).map_err(|e| {
+                ConfigError::invalid(
+                    "workload.zipf_theta",
+                    w.zipf_theta,
+                    e.to_string(),
+                    "0.0 ..= 10.0",
+                )
+            })?),
+            _ => None,
+        };
+        let exp = (w.rate_iops > 0.0 && w.arrival == Arrival::Poisson)
+            .then(|| Exp::new(w.rate_iops / 1e9).expect("positive rate"));
+        Ok(SyntheticSource {
+            w: w.clone(),
+            rng: Pcg64Mcg::seed_from_u64(seed ^ WORKLOAD_STREAM),
+            space_bytes: space,
+            align,
+            cursor: 0,
+            issued: 0,
+            writes_since_flush: 0,
+            next_arrival_ns: 0,
+            zipf,
+            exp,
+        })
+    }
+
+    fn size(&mut self) -> u64 {
+        match &self.w.block_size {
+            SizeSpec::Fixed(b) => *b,
+            SizeSpec::Mix(mix) => {
+                let total: u64 = mix.iter().map(|(_, w)| u64::from(*w)).sum();
+                let mut pick = self.rng.random_range(0..total);
+                for (b, w) in mix {
+                    if pick < u64::from(*w) {
+                        return *b;
+                    }
+                    pick -= u64::from(*w);
+                }
+                mix[mix.len() - 1].0
+            }
+            SizeSpec::Range(lo, hi) => {
+                let (lo, hi) = (lo.div_ceil(self.align), hi / self.align);
+                self.rng.random_range(lo..=hi.max(lo)) * self.align
+            }
+        }
+    }
+
+    fn offset(&mut self, size: u64) -> u64 {
+        let slots = (self.space_bytes - size) / self.align + 1;
+        match self.w.pattern {
+            Pattern::Sequential => {
+                if self.cursor + size > self.space_bytes {
+                    self.cursor = 0;
+                }
+                let at = self.cursor;
+                self.cursor += size;
+                at
+            }
+            Pattern::Uniform => self.rng.random_range(0..slots) * self.align,
+            Pattern::Zipf => {
+                let z = self.zipf.as_ref().expect("zipf pattern has a distribution");
+                let rank = (z.sample(&mut self.rng) as u64).clamp(1, slots.max(1)) - 1;
+                let full = self.zipf_slots();
+                let slot = ((u128::from(rank) * SCATTER_PRIME) % u128::from(full)) as u64;
+                slot.min(slots - 1) * self.align
+            }
+            Pattern::Hotcold => {
+                let hot = ((slots as f64 * self.w.hot_space) as u64).clamp(1, slots);
+                let slot = if self.rng.random_bool(self.w.hot_access) || hot == slots {
+                    self.rng.random_range(0..hot)
+                } else {
+                    self.rng.random_range(hot..slots)
+                };
+                slot * self.align
+            }
+        }
+    }
+
+    fn zipf_slots(&self) -> u64 {
+        (self.space_bytes - self.w.block_size.max_bytes()) / self.align + 1
+    }
+
+    fn op(&mut self) -> Op {
+        if self.w.flush_every > 0 && self.writes_since_flush >= self.w.flush_every {
+            self.writes_since_flush = 0;
+            return Op::Flush;
+        }
+        if self.w.trim_fraction > 0.0 && self.rng.random_bool(self.w.trim_fraction) {
+            return Op::Trim;
+        }
+        let read = self.w.read_fraction >= 1.0
+            || (self.w.read_fraction > 0.0 && self.rng.random_bool(self.w.read_fraction));
+        if read {
+            Op::Read
+        } else {
+            self.writes_since_flush += 1;
+            Op::Write
+        }
+    }
+
+    fn next_arrival(&mut self) -> u64 {
+        let at = self.next_arrival_ns;
+        let gap = match &self.exp {
+            Some(exp) => exp.sample(&mut self.rng).round() as u64,
+            None => (1e9 / self.w.rate_iops).round() as u64,
+        };
+        self.next_arrival_ns = at + gap;
+        at
+    }
+}
+
+impl RequestSource for SyntheticSource {
+    fn next_request(&mut self, now_ns: u64) -> Result<Option<Request>, SimError> {
+        if self.w.count > 0 && self.issued >= self.w.count {
+            return Ok(None);
+        }
+        let open = self.w.rate_iops > 0.0;
+        let arrival = if open { self.next_arrival() } else { now_ns };
+        if self.w.duration_ns > 0 && arrival >= self.w.duration_ns {
+            return Ok(None);
+        }
+        self.issued += 1;
+        let op = self.op();
+        let (offset, len) = match op {
+            Op::Flush => (0, 0),
+            _ => {
+                let size = self.size();
+                (self.offset(size), size)
+            }
+        };
+        let deadline_ns = self.w.deadline_ns;
+        Ok(Some(Request {
+            arrival_ns: arrival,
+            op,
+            offset_bytes: offset,
+            len_bytes: len,
+            deadline_ns,
+        }))
+    }
+
+    fn loop_mode(&self) -> LoopMode {
+        if self.w.rate_iops > 0.0 {
+            LoopMode::Open
+        } else {
+            LoopMode::Closed {
+                queue_depth: self.w.queue_depth,
+            }
+        }
+    }
+
+    fn expected_requests(&self) -> Option<u64> {
+        (self.w.count > 0).then_some(self.w.count)
+    }
+
+    fn duration_ns(&self) -> Option<u64> {
+        (self.w.duration_ns > 0).then_some(self.w.duration_ns)
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": "synthetic",
+            "spec": self.w.to_spec(),
+            "addressed_bytes": self.space_bytes,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::parse_spec;
+
+    fn take(spec: &str, n: usize) -> Vec<Request> {
+        let w = parse_spec(spec).unwrap();
+        let mut s = SyntheticSource::new(&w, 1 << 30, 7).unwrap();
+        (0..n).map_while(|_| s.next_request(0).unwrap()).collect()
+    }
+
+    #[test]
+    fn sequential_requests_follow_each_other_and_wrap() {
+        let w = parse_spec("seqwrite:bs=64k,count=100").unwrap();
+        let mut s = SyntheticSource::new(&w, 256 << 10, 1).unwrap();
+        let offs: Vec<u64> = (0..6)
+            .map(|_| s.next_request(0).unwrap().unwrap().offset_bytes)
+            .collect();
+        assert_eq!(offs, vec![0, 65536, 131072, 196608, 0, 65536]);
+    }
+
+    #[test]
+    fn uniform_offsets_are_aligned_in_range_and_cover_it() {
+        let reqs = take("randwrite:bs=4k,count=20000", 20000);
+        assert!(reqs
+            .iter()
+            .all(|r| r.offset_bytes % 4096 == 0 && r.offset_bytes + 4096 <= 1 << 30));
+        let upper = reqs.iter().filter(|r| r.offset_bytes >= 1 << 29).count();
+        assert!((9000..11000).contains(&upper), "{upper}");
+    }
+
+    #[test]
+    fn read_fraction_and_count_are_respected() {
+        let reqs = take("randrw:read=0.3,count=10000", 20000);
+        assert_eq!(reqs.len(), 10000);
+        let reads = reqs.iter().filter(|r| r.op == Op::Read).count();
+        assert!((2700..3300).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn hot_space_gets_its_share() {
+        let reqs = take("hotcold:hot=0.1:0.9,count=20000", 20000);
+        let hot = reqs
+            .iter()
+            .filter(|r| r.offset_bytes < (1 << 30) / 10)
+            .count();
+        assert!((17500..18500).contains(&hot), "{hot}");
+    }
+
+    #[test]
+    fn zipf_concentrates_on_few_offsets() {
+        let reqs = take("zipf:theta=1.2,count=20000", 20000);
+        let mut counts = std::collections::HashMap::new();
+        for r in &reqs {
+            *counts.entry(r.offset_bytes).or_insert(0) += 1;
+        }
+        let top = counts.values().max().copied().unwrap();
+        assert!(top > 1000, "hottest offset only {top} times");
+    }
+
+    #[test]
+    fn open_loop_rate_sets_arrivals() {
+        let reqs = take("randread:rate=1000,arrival=fixed,count=5", 5);
+        let t: Vec<u64> = reqs.iter().map(|r| r.arrival_ns).collect();
+        assert_eq!(t, vec![0, 1_000_000, 2_000_000, 3_000_000, 4_000_000]);
+        let reqs = take("randread:rate=1000,count=2000", 2000);
+        let mean_gap = reqs.last().unwrap().arrival_ns as f64 / 1999.0;
+        assert!((900_000.0..1_100_000.0).contains(&mean_gap), "{mean_gap}");
+    }
+
+    #[test]
+    fn flushes_and_trims_appear() {
+        let reqs = take("randwrite:flush=10,trim=0.1,count=1000", 1000);
+        let flushes = reqs.iter().filter(|r| r.op == Op::Flush).count();
+        let trims = reqs.iter().filter(|r| r.op == Op::Trim).count();
+        assert!((70..100).contains(&flushes), "{flushes}");
+        assert!((60..140).contains(&trims), "{trims}");
+    }
+
+    #[test]
+    fn same_seed_same_stream() {
+        assert_eq!(take("randrw:count=100", 100), take("randrw:count=100", 100));
+    }
+
+    #[test]
+    fn too_large_requests_are_rejected() {
+        let w = parse_spec("randwrite:bs=1m").unwrap();
+        let e = SyntheticSource::new(&w, 512 << 10, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("workload.block_size"), "{e}");
+    }
+}

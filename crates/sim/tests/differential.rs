@@ -1,0 +1,358 @@
+//! Differential tests of the page-mapping FTL against the shadow copy of the host data, through
+//! the FTL-agnostic harness of `flashlab_sim::testing` (every FTL must pass the same tests).
+//!
+//! Every run checks every sector read against the last version written (verify mode), the FTL
+//! invariants after every batch of requests, that every request completes and that every read
+//! sector is checked; the whole logical space is read back at the end.
+
+use flashlab_sim::config::ExperimentConfig;
+use flashlab_sim::flash::OpKind;
+use flashlab_sim::testing::{self, Options, Outcome, Step};
+use flashlab_sim::verify::Shadow;
+use flashlab_sim::SimError;
+use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
+
+/// A small device: 2 channels x 1 die x 2 planes x 16 blocks x 16 pages of 8 KiB (8 MiB raw),
+/// fresh (no preconditioning), 30% over-provisioning.
+const BASE: &[&str] = &[
+    "geometry.channels=2",
+    "geometry.chips_per_channel=1",
+    "geometry.dies_per_chip=1",
+    "geometry.planes_per_die=2",
+    "geometry.blocks_per_plane=16",
+    "geometry.pages_per_block=16",
+    "ftl.over_provisioning=0.3",
+    "run.precondition=0.0",
+];
+
+/// GC all the time: one die with one plane of 16 blocks of 8 pages, filled to steady state
+/// first, with the smallest over-provisioning pagemap accepts (3.2 spare blocks for the two
+/// open blocks plus a one-block reserve), so the device runs out of free blocks every few
+/// pages written.
+const CONSTANT_GC: &[&str] = &[
+    "geometry.channels=1",
+    "geometry.planes_per_die=1",
+    "geometry.pages_per_block=8",
+    "ftl.over_provisioning=0.2",
+    "ftl.gc_foreground_free_blocks=1",
+    "ftl.gc_background_free_blocks=1",
+    "run.precondition=1.0",
+    "run.precondition_max_passes=1",
+];
+
+fn config(extra: &[&str]) -> ExperimentConfig {
+    let mut sets = BASE.to_vec();
+    sets.extend_from_slice(extra);
+    ExperimentConfig::with_sets("default", &sets).unwrap_or_else(|e| panic!("{extra:?}: {e}"))
+}
+
+fn mode(functional: bool) -> &'static str {
+    if functional {
+        "run.functional_only=true"
+    } else {
+        "run.functional_only=false"
+    }
+}
+
+fn gc_config(policy: &str, functional: bool, seed: u64) -> ExperimentConfig {
+    let mut sets = CONSTANT_GC.to_vec();
+    let policy = format!("ftl.gc_victim=\"{policy}\"");
+    let seed = format!("run.seed={seed}");
+    sets.extend([policy.as_str(), seed.as_str(), mode(functional)]);
+    config(&sets)
+}
+
+/// Layout and GC-mode variants (d): multi-plane programs, copyback, one shared write stream,
+/// mapping unit equal to and smaller than the page, 4 KiB host sectors.
+const VARIANTS: &[(&str, &[&str])] = &[
+    ("multi-plane", &["ftl.multi_plane=true"]),
+    (
+        "copyback+fifo+precondition",
+        &[
+            "ftl.gc_copyback=true",
+            "ftl.gc_victim=\"fifo\"",
+            "run.precondition=1.0",
+            "run.precondition_max_passes=1",
+        ],
+    ),
+    ("shared-gc-stream", &["ftl.separate_gc_stream=false"]),
+    ("unit=page=8k", &["ftl.mapping_unit_bytes=8192"]),
+    (
+        "4k-units-in-16k-pages,4k-sectors",
+        &[
+            "geometry.page_bytes=16384",
+            "ftl.mapping_unit_bytes=4096",
+            "host.sector_bytes=4096",
+        ],
+    ),
+    (
+        "unit=page=16k,4k-sectors",
+        &[
+            "geometry.page_bytes=16384",
+            "ftl.mapping_unit_bytes=16384",
+            "host.sector_bytes=4096",
+        ],
+    ),
+    (
+        "multi-plane+shared-stream+4k-sectors+16k-pages",
+        &[
+            "ftl.multi_plane=true",
+            "ftl.separate_gc_stream=false",
+            "geometry.page_bytes=16384",
+            "ftl.mapping_unit_bytes=4096",
+            "host.sector_bytes=4096",
+            "run.precondition=1.0",
+            "run.precondition_max_passes=1",
+        ],
+    ),
+    (
+        "copyback+shared-stream+4k-sectors+16k-pages",
+        &[
+            "ftl.gc_copyback=true",
+            "ftl.separate_gc_stream=false",
+            "ftl.gc_victim=\"fifo\"",
+            "geometry.page_bytes=16384",
+            "ftl.mapping_unit_bytes=4096",
+            "host.sector_bytes=4096",
+            "run.precondition=1.0",
+            "run.precondition_max_passes=1",
+        ],
+    ),
+];
+
+fn variant_config(index: usize, functional: bool) -> ExperimentConfig {
+    let mut sets = VARIANTS[index].1.to_vec();
+    sets.push(mode(functional));
+    config(&sets)
+}
+
+fn logical(config: &ExperimentConfig) -> u64 {
+    testing::logical_sectors(config).unwrap()
+}
+
+/// One random step over `logical` sectors: unaligned sub-unit writes (1..=16 sectors) and
+/// multi-page writes, mostly in a hot range (1/32 of the space), reads, trims, flushes.
+fn step(logical: u64) -> impl Strategy<Value = Step> {
+    let hot = (logical / 32).max(64).min(logical);
+    let offset = move || prop_oneof![3 => 0..hot, 1 => 0..logical];
+    prop_oneof![
+        5 => (offset(), 1u64..=16).prop_map(|(offset_sectors, sectors)| Step::Write { offset_sectors, sectors }),
+        3 => (offset(), 17u64..=160).prop_map(|(offset_sectors, sectors)| Step::Write { offset_sectors, sectors }),
+        5 => (offset(), 1u64..=64).prop_map(|(offset_sectors, sectors)| Step::Read { offset_sectors, sectors }),
+        2 => (offset(), 1u64..=64).prop_map(|(offset_sectors, sectors)| Step::Trim { offset_sectors, sectors }),
+        1 => Just(Step::Flush),
+    ]
+}
+
+fn steps(logical: u64, len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<Step>> {
+    proptest::collection::vec(step(logical), len)
+}
+
+fn queue_depth() -> impl Strategy<Value = usize> {
+    prop_oneof![Just(1usize), Just(16usize)]
+}
+
+/// Runs the harness and checks that it really checked data.
+fn run(config: &ExperimentConfig, steps: &[Step], qd: usize) -> Result<Outcome, TestCaseError> {
+    let o = testing::run_steps(config, steps, qd).map_err(TestCaseError::fail)?;
+    prop_assert_eq!(o.checked_sectors, o.sectors_read);
+    prop_assert!(
+        o.sectors_read >= o.logical_sectors,
+        "the final read-back covers the space"
+    );
+    Ok(o)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        max_shrink_iters: 512,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
+
+    /// (a) default pagemap settings, (e) queue depth 1 and 16, (f) functional and timed.
+    #[test]
+    fn pagemap_default_settings(
+        steps in steps(logical(&config(&[])), 1..2500),
+        qd in queue_depth(),
+        functional in any::<bool>(),
+    ) {
+        run(&config(&[mode(functional)]), &steps, qd)?;
+    }
+
+    /// (b) GC running constantly, (c) with each victim policy.
+    #[test]
+    fn pagemap_constant_gc_each_victim_policy(
+        policy in prop::sample::select(vec!["greedy", "cost-benefit", "fifo"]),
+        steps in steps(logical(&gc_config("greedy", true, 1)), 400..1200),
+        qd in queue_depth(),
+        functional in any::<bool>(),
+        seed in 0u64..1000,
+    ) {
+        let cfg = gc_config(policy, functional, seed);
+        let o = run(&cfg, &steps, qd)?;
+        let block_bytes = u64::from(cfg.geometry.pages_per_block * cfg.geometry.page_bytes);
+        let host_blocks = o.sectors_written * o.sector_bytes / block_bytes;
+        // At steady state with one spare block beyond the reserve, every block of host data
+        // needs (at least about) one victim collected.
+        prop_assert!(o.gc.gc_runs >= 10, "GC ran only {} times: {:?}", o.gc.gc_runs, o.gc);
+        prop_assert!(
+            o.gc.gc_runs * 2 >= host_blocks,
+            "GC ran {} times for {host_blocks} blocks of host data", o.gc.gc_runs
+        );
+        prop_assert!(o.gc.gc_units_moved > 0, "GC never moved valid data: {:?}", o.gc);
+    }
+
+    /// (d) multi-plane, copyback, shared GC stream, unit = page and unit < page, 4 KiB sectors.
+    #[test]
+    fn pagemap_layout_variants(
+        variant in 0..VARIANTS.len(),
+        steps in steps(logical(&config(&[])), 1..2500),
+        qd in queue_depth(),
+        functional in any::<bool>(),
+    ) {
+        run(&variant_config(variant, functional), &steps, qd)
+            .map_err(|e| TestCaseError::fail(format!("variant {}: {e}", VARIANTS[variant].0)))?;
+    }
+}
+
+/// Every combination, deterministically (proptest samples them): each variant and each victim
+/// policy under constant GC, at queue depth 1 and 16, functional and timed.
+#[test]
+fn every_configuration_deterministically() {
+    let t = std::time::Instant::now();
+    let mut runs = 0;
+    for functional in [true, false] {
+        for qd in [1, 16] {
+            for (i, (name, _)) in VARIANTS.iter().enumerate() {
+                let cfg = variant_config(i, functional);
+                let steps = testing::random_steps(i as u64, 3000, logical(&cfg));
+                let o = testing::run_steps(&cfg, &steps, qd)
+                    .unwrap_or_else(|e| panic!("{name} qd {qd} functional {functional}: {e}"));
+                assert_eq!(o.checked_sectors, o.sectors_read, "{name}");
+                assert!(o.gc.gc_runs > 0, "{name}: no GC: {:?}", o.gc);
+                let report = &o.ftl_report;
+                if name.contains("multi-plane") {
+                    assert_eq!(report["planes_per_program"], 2, "{name}: {report}");
+                }
+                if name.contains("copyback") {
+                    assert!(o.flash.total(OpKind::Copyback) > 0, "{name}: no copyback");
+                }
+                if name.contains("4k-units-in-16k") {
+                    assert_eq!(report["units_per_page"], 4, "{name}: {report}");
+                }
+                if name.starts_with("unit=page") {
+                    assert_eq!(report["units_per_page"], 1, "{name}: {report}");
+                }
+                runs += 1;
+            }
+            for (i, policy) in ["greedy", "cost-benefit", "fifo"].into_iter().enumerate() {
+                let cfg = gc_config(policy, functional, 7 + i as u64);
+                let steps = testing::random_steps(100 + i as u64, 3000, logical(&cfg));
+                let o = testing::run_steps(&cfg, &steps, qd)
+                    .unwrap_or_else(|e| panic!("{policy} qd {qd} functional {functional}: {e}"));
+                assert!(
+                    o.gc.gc_runs >= 100,
+                    "{policy}: GC ran only {} times",
+                    o.gc.gc_runs
+                );
+                assert!(o.gc.gc_units_moved > 0, "{policy}: {:?}", o.gc);
+                runs += 1;
+            }
+        }
+    }
+    eprintln!("{runs} configurations in {:?}", t.elapsed());
+}
+
+/// A long deterministic run (hundreds of thousands of steps) on the constant-GC device, timed,
+/// at queue depth 4.
+#[test]
+fn long_deterministic_run() {
+    let t = std::time::Instant::now();
+    let cfg = gc_config("greedy", false, 3);
+    let steps = testing::random_steps(2024, 300_000, logical(&cfg));
+    let o = testing::run_steps(&cfg, &steps, 4).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "{} steps in {:?}: {:?}, {} sectors checked, {} simulated s",
+        o.steps,
+        t.elapsed(),
+        o.gc,
+        o.checked_sectors,
+        o.simulated_ns as f64 / 1e9
+    );
+    assert_eq!(o.steps, 300_000);
+    assert_eq!(o.checked_sectors, o.sectors_read);
+    assert!(o.gc.gc_runs > 10_000, "{:?}", o.gc);
+    assert!(o.flash.total(OpKind::Erase) >= o.gc.gc_runs);
+}
+
+/// Negative control: the check the harness relies on rejects stale and lost data.
+#[test]
+fn shadow_rejects_stale_and_trimmed_data() {
+    let mut s = Shadow::new(64, 8);
+    s.write(0, 16, 5);
+    s.write(4, 2, 9);
+    s.check(0, &[5, 5, 5, 5, 9, 9, 5, 5], "t").unwrap();
+    // An older version of sector 4 (a stale read).
+    let err = s.check(4, &[5, 9], "t").unwrap_err();
+    assert!(matches!(err, SimError::Verify(_)), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("version 5 for sector 4") && msg.contains("was version 9"),
+        "{msg}"
+    );
+    // Data of a never-written sector, and a lost write (zeros where data was written).
+    assert!(s.check(20, &[3], "t").is_err());
+    assert!(s.check(0, &[0], "t").is_err());
+    // A trim clears only whole 8-sector units: 8..16 reads as never written, 0..8 keeps data.
+    s.trim(2, 14);
+    s.check(8, &[0; 8], "t").unwrap();
+    assert!(
+        s.check(8, &[5], "t").is_err(),
+        "trimmed data must not come back"
+    );
+    s.check(2, &[5, 5, 9, 9, 5, 5], "t").unwrap();
+    assert_eq!(s.checked_sectors(), 8 + 8 + 6);
+}
+
+/// Negative control: a failing step is reported with its index, and reads are really checked
+/// (even when the configuration does not ask for verification).
+#[test]
+fn harness_reports_the_failing_step_and_counts_checks() {
+    let cfg = config(&["run.verify=false"]);
+    let logical = logical(&cfg);
+    let steps = [
+        Step::Write {
+            offset_sectors: 0,
+            sectors: 24,
+        },
+        Step::Read {
+            offset_sectors: 3,
+            sectors: 10,
+        },
+        Step::Write {
+            offset_sectors: logical - 4,
+            sectors: 8,
+        },
+    ];
+    let strict = Options {
+        clamp: false,
+        ..Options::new(1)
+    };
+    let err = testing::run_steps_with(&cfg, &steps, &strict).unwrap_err();
+    assert!(err.contains("step 2"), "{err}");
+    assert!(err.contains("logical capacity"), "{err}");
+    // Clamped, the same steps run, and every sector read is checked.
+    let o = testing::run_steps(&cfg, &steps, 1).unwrap();
+    assert_eq!(o.sectors_read, 10 + logical);
+    assert_eq!(o.checked_sectors, o.sectors_read);
+    assert_eq!(o.sectors_written, 24 + 4);
+    let without_readback = Options {
+        final_readback: false,
+        ..Options::new(2)
+    };
+    let o = testing::run_steps_with(&cfg, &steps, &without_readback).unwrap();
+    assert_eq!(o.checked_sectors, 10);
+}

@@ -1,0 +1,32 @@
+"""Type stubs of the native extension ``flashlab._native`` (crates/py)."""
+
+import os
+from typing import Any
+
+__version__: str
+
+class ConfigError(ValueError):
+    """Invalid configuration or workload: the message names the field and what is allowed."""
+
+class SimulationError(RuntimeError):
+    """A simulation failed for another reason than its input (a defect)."""
+
+def run(
+    preset: str | None,
+    config_path: str | os.PathLike[str] | None,
+    sets: list[str],
+    progress: bool = False,
+) -> str:
+    """Runs one experiment; returns the report as JSON text."""
+
+def parse_workload(spec: str) -> dict[str, Any]:
+    """Parses the compact workload syntax into a dict of every ``[workload]`` field."""
+
+def cli(argv: list[str]) -> int:
+    """Runs the ``flashlab`` command line (program name first); returns its exit status."""
+
+def presets() -> list[str]:
+    """Names of the device presets."""
+
+def version() -> str:
+    """Version of the bindings."""
