@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use flashlab_sim::config::{preset, ConfigSource, ExperimentConfig, PRESETS};
+use flashlab_sim::engine::PreconditionProgress;
 use flashlab_sim::ftl::registry;
 use flashlab_sim::stats::{build_report, render_table};
 use flashlab_sim::workload::{parse_spec, RequestSource, SyntheticSource};
@@ -235,20 +236,18 @@ fn simulate(
     let started = Instant::now();
     let mut sim = Simulation::new(config)?;
     if config.run.precondition > 0.0 {
-        let spinner = show_progress.then(|| {
-            let s = ProgressBar::new_spinner().with_message(format!(
-                "preconditioning {:.0}% of {:.2} GiB",
-                config.run.precondition * 100.0,
-                sim.logical_bytes() as f64 / (1u64 << 30) as f64
-            ));
-            s.enable_steady_tick(Duration::from_millis(120));
-            s
-        });
-        let summary = sim.precondition()?;
-        if let Some(s) = spinner {
-            s.finish_with_message(format!(
-                "preconditioned: {:.2} random passes, WA {:.2}",
-                summary.random_passes, summary.write_amplification
+        let bar = show_progress.then(|| precondition_bar(config, sim.logical_bytes()));
+        let summary = sim.precondition_with_progress(&mut |p| {
+            if let Some(bar) = &bar {
+                show_precondition(bar, p);
+            }
+        })?;
+        if let Some(bar) = bar {
+            bar.finish_with_message(format!(
+                "preconditioned: {:.2} random passes, WA {:.2}{}",
+                summary.random_passes,
+                summary.write_amplification,
+                if summary.steady { " (steady)" } else { "" }
             ));
         }
     }
@@ -285,6 +284,44 @@ fn simulate(
         run: preconditioned.elapsed(),
     };
     Ok((build_report(&sim, describe), wall))
+}
+
+fn precondition_bar(config: &ExperimentConfig, logical_bytes: u64) -> ProgressBar {
+    let bar = ProgressBar::new(1000);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} {bar:40} {msg} [{elapsed}]")
+            .expect("valid template"),
+    );
+    bar.set_prefix(format!(
+        "preconditioning {:.0}% of {:.2} GiB",
+        config.run.precondition * 100.0,
+        logical_bytes as f64 / (1u64 << 30) as f64
+    ));
+    bar
+}
+
+/// The fill is the first half of the bar, the random overwrites (up to the pass budget) the
+/// second half.
+fn show_precondition(bar: &ProgressBar, p: PreconditionProgress) {
+    match p {
+        PreconditionProgress::Fill {
+            done_bytes,
+            total_bytes,
+        } => {
+            bar.set_position(500 * done_bytes / total_bytes.max(1));
+            bar.set_message("sequential fill");
+        }
+        PreconditionProgress::Random {
+            passes,
+            max_passes,
+            write_amplification,
+        } => {
+            bar.set_position(500 + (500.0 * passes / max_passes.max(1e-9)).min(500.0) as u64);
+            bar.set_message(format!(
+                "random overwrites: {passes:.2} passes, WA {write_amplification:.2}"
+            ));
+        }
+    }
 }
 
 fn presets_command(name: Option<&str>) -> i32 {

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-pub use precondition::PreconditionSummary;
+pub use precondition::{PreconditionProgress, PreconditionSummary};
 
 use crate::config::ExperimentConfig;
 use crate::flash::{Completion, FlashScheduler, NIL};
@@ -680,6 +680,7 @@ impl Simulation {
         match effect {
             Effect::Attach(sub) => self.subs.get_mut(sub).pending_cmds += 1,
             Effect::Release(cmd) => self.flash.release(cmd, self.now, &mut self.events),
+            Effect::Done { token, sub } => self.flash.complete_instant(token, sub),
             Effect::Complete(sub) => {
                 self.subs.get_mut(sub).ftl_done = true;
                 self.check_sub(sub)?;

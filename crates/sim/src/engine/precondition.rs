@@ -21,6 +21,20 @@ const PRECONDITION_STREAM: u64 = 0x9e3c_0d17;
 /// Relative change of window write amplification taken as steady state.
 const STEADY_TOLERANCE: f64 = 0.01;
 
+/// Progress of preconditioning, passed to the progress callback.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PreconditionProgress {
+    /// Sequential fill: bytes written of the total.
+    Fill { done_bytes: u64, total_bytes: u64 },
+    /// Random overwrites: passes done (in multiples of the filled space), the pass budget, and
+    /// the write amplification of the last window.
+    Random {
+        passes: f64,
+        max_passes: f64,
+        write_amplification: f64,
+    },
+}
+
 /// What preconditioning did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct PreconditionSummary {
@@ -41,9 +55,18 @@ pub struct PreconditionSummary {
 impl Simulation {
     /// Preconditions to `run.precondition` of the logical space (see the module docs).
     pub fn precondition(&mut self) -> Result<PreconditionSummary, SimError> {
+        self.precondition_with_progress(&mut |_| {})
+    }
+
+    /// [`Simulation::precondition`], reporting progress after every megabyte of the fill and
+    /// every window of random overwrites.
+    pub fn precondition_with_progress(
+        &mut self,
+        progress: &mut dyn FnMut(PreconditionProgress),
+    ) -> Result<PreconditionSummary, SimError> {
         let fraction = self.cfg.run.precondition;
         let max_passes = self.cfg.run.precondition_max_passes;
-        let summary = self.precondition_to(fraction, max_passes)?;
+        let summary = self.precondition_to(fraction, max_passes, progress)?;
         self.precondition = Some(summary.clone());
         Ok(summary)
     }
@@ -52,6 +75,7 @@ impl Simulation {
         &mut self,
         fraction: f64,
         max_passes: f64,
+        progress: &mut dyn FnMut(PreconditionProgress),
     ) -> Result<PreconditionSummary, SimError> {
         let mut summary = PreconditionSummary {
             fraction,
@@ -65,7 +89,7 @@ impl Simulation {
         }
         let was_functional = self.functional;
         self.set_functional(true);
-        self.sequential_fill(fill)?;
+        self.sequential_fill(fill, progress)?;
         summary.fill_bytes = fill;
         let units = fill / unit;
         let window = (units / 4).max(1024);
@@ -78,6 +102,11 @@ impl Simulation {
             summary.random_writes += n;
             summary.write_amplification = wa;
             let passes = summary.random_writes as f64 / units as f64;
+            progress(PreconditionProgress::Random {
+                passes,
+                max_passes,
+                write_amplification: wa,
+            });
             if passes >= 1.0 && previous.is_some_and(|p| (wa - p).abs() <= STEADY_TOLERANCE * wa) {
                 summary.steady = true;
                 break;
@@ -90,7 +119,11 @@ impl Simulation {
         Ok(summary)
     }
 
-    fn sequential_fill(&mut self, fill: u64) -> Result<(), SimError> {
+    fn sequential_fill(
+        &mut self,
+        fill: u64,
+        progress: &mut dyn FnMut(PreconditionProgress),
+    ) -> Result<(), SimError> {
         const CHUNK: u64 = 1 << 20;
         let mut at = 0;
         while at < fill {
@@ -98,6 +131,10 @@ impl Simulation {
             self.submit(write(at, len))?;
             self.run_until_idle()?;
             at += len;
+            progress(PreconditionProgress::Fill {
+                done_bytes: at,
+                total_bytes: fill,
+            });
         }
         Ok(())
     }

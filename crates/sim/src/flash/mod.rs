@@ -141,6 +141,11 @@ pub struct CmdId {
     gen: u32,
 }
 
+impl CmdId {
+    /// The handle of a command that completed when it was issued (functional-only mode).
+    pub const DONE: CmdId = CmdId { idx: NIL, gen: 0 };
+}
+
 /// A finished command the engine must report: to the FTL (`token != 0`) and/or to the host
 /// sub-request it was attached to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,20 +166,27 @@ enum Stage {
     Running,
 }
 
-#[derive(Debug, Clone)]
-struct Cmd {
-    op: FlashOp,
-    token: u64,
-    sub: u32,
+/// Scheduling state of a command: what dependency tracking touches, kept apart from the
+/// command's description so thousands of queued commands stay cache-friendly.
+#[derive(Debug, Clone, Copy)]
+struct CmdState {
     gen: u32,
-    stage: Stage,
-    released: bool,
     /// Unfinished dependencies: commands to complete plus same-block predecessors to start.
     waits: u32,
     /// Commands waiting for this one to complete.
     on_complete: u32,
     /// Commands waiting for this one to start.
     on_start: u32,
+    stage: Stage,
+    released: bool,
+}
+
+/// What a command does and whom to tell when it is done.
+#[derive(Debug, Clone, Copy)]
+struct CmdData {
+    op: FlashOp,
+    token: u64,
+    sub: u32,
     xfer_left: u32,
 }
 
@@ -240,7 +252,8 @@ pub struct FlashScheduler {
     layout: Layout,
     timing: Timing,
     instant: bool,
-    cmds: Vec<Cmd>,
+    state: Vec<CmdState>,
+    data: Vec<CmdData>,
     free_cmds: Vec<u32>,
     edges: Vec<Edge>,
     free_edges: Vec<u32>,
@@ -272,7 +285,8 @@ impl FlashScheduler {
             layout,
             timing,
             instant,
-            cmds: Vec::new(),
+            state: Vec::new(),
+            data: Vec::new(),
             free_cmds: Vec::new(),
             edges: Vec::new(),
             free_edges: Vec::new(),
@@ -316,7 +330,7 @@ impl FlashScheduler {
     pub fn die_status(&self, die: DieId) -> DieStatus {
         let d = &self.dies[die as usize];
         DieStatus {
-            cell: (d.cell != NIL).then(|| self.cmds[d.cell as usize].op.kind),
+            cell: (d.cell != NIL).then(|| self.data[d.cell as usize].op.kind),
             queued: d.queue.len(),
         }
     }
@@ -354,6 +368,23 @@ impl FlashScheduler {
         !self.completed.is_empty()
     }
 
+    /// Counts a command of a functional-only run, which completes the moment it is released
+    /// (the caller reports its completion with [`FlashScheduler::complete_instant`]).
+    pub fn count_instant(&mut self, op: &FlashOp) {
+        debug_assert!(self.instant);
+        let units = if op.kind == OpKind::Copyback {
+            1
+        } else {
+            u64::from(op.planes)
+        };
+        self.counters.ops[op.kind.index()][op.cause.index()] += units;
+    }
+
+    /// Reports the completion of a functional-only command at its release.
+    pub fn complete_instant(&mut self, token: u64, sub: u32) {
+        self.completed.push(Completion { token, sub });
+    }
+
     /// Submits a command that will start only after it is released and `after` completed.
     pub fn submit(&mut self, op: FlashOp, after: &[CmdId], token: u64, sub: u32) -> CmdId {
         let units = if op.kind == OpKind::Copyback {
@@ -364,13 +395,13 @@ impl FlashScheduler {
         self.counters.ops[op.kind.index()][op.cause.index()] += units;
         self.in_flight += 1;
         let idx = self.alloc_cmd(op, token, sub);
-        let gen = self.cmds[idx as usize].gen;
+        let gen = self.state[idx as usize].gen;
         if !self.instant {
             for dep in after {
                 if self.is_live(*dep) {
-                    let e = self.alloc_edge(idx, self.cmds[dep.idx as usize].on_complete);
-                    self.cmds[dep.idx as usize].on_complete = e;
-                    self.cmds[idx as usize].waits += 1;
+                    let e = self.alloc_edge(idx, self.state[dep.idx as usize].on_complete);
+                    self.state[dep.idx as usize].on_complete = e;
+                    self.state[idx as usize].waits += 1;
                 }
             }
             self.chain_same_block(idx, gen);
@@ -388,8 +419,8 @@ impl FlashScheduler {
             self.complete(idx);
             return;
         }
-        self.cmds[idx as usize].released = true;
-        if self.cmds[idx as usize].waits == 0 {
+        self.state[idx as usize].released = true;
+        if self.state[idx as usize].waits == 0 {
             self.ready.push(idx);
         }
         self.flush_ready(now, events);
@@ -406,33 +437,37 @@ impl FlashScheduler {
     }
 
     fn is_live(&self, id: CmdId) -> bool {
-        self.cmds
+        self.state
             .get(id.idx as usize)
             .is_some_and(|c| c.gen == id.gen && c.stage != Stage::Free)
     }
 
     fn alloc_cmd(&mut self, op: FlashOp, token: u64, sub: u32) -> u32 {
-        let cmd = Cmd {
+        let data = CmdData {
             op,
             token,
             sub,
+            xfer_left: op.bus_bytes,
+        };
+        let state = CmdState {
             gen: 0,
-            stage: Stage::Pending,
-            released: false,
             waits: 0,
             on_complete: NIL,
             on_start: NIL,
-            xfer_left: op.bus_bytes,
+            stage: Stage::Pending,
+            released: false,
         };
         match self.free_cmds.pop() {
             Some(i) => {
-                let gen = self.cmds[i as usize].gen;
-                self.cmds[i as usize] = Cmd { gen, ..cmd };
+                let gen = self.state[i as usize].gen;
+                self.state[i as usize] = CmdState { gen, ..state };
+                self.data[i as usize] = data;
                 i
             }
             None => {
-                self.cmds.push(cmd);
-                (self.cmds.len() - 1) as u32
+                self.state.push(state);
+                self.data.push(data);
+                (self.state.len() - 1) as u32
             }
         }
     }
@@ -453,7 +488,7 @@ impl FlashScheduler {
 
     /// Makes `idx` wait for the start of the latest unstarted command on each of its blocks.
     fn chain_same_block(&mut self, idx: u32, gen: u32) {
-        let op = self.cmds[idx as usize].op;
+        let op = self.data[idx as usize].op;
         for &block in op.blocks() {
             let (prev, prev_gen) = self.last_on_block[block as usize];
             if prev != NIL
@@ -463,14 +498,14 @@ impl FlashScheduler {
                     gen: prev_gen,
                 })
             {
-                let p = &self.cmds[prev as usize];
+                let p = &self.state[prev as usize];
                 // A FIFO die queue already keeps a queued predecessor ahead of this command.
                 let ordered_by_queue =
                     p.stage == Stage::Queued && self.timing.die_queue_policy == QueuePolicy::Fifo;
                 if matches!(p.stage, Stage::Pending | Stage::Queued) && !ordered_by_queue {
-                    let e = self.alloc_edge(idx, self.cmds[prev as usize].on_start);
-                    self.cmds[prev as usize].on_start = e;
-                    self.cmds[idx as usize].waits += 1;
+                    let e = self.alloc_edge(idx, self.state[prev as usize].on_start);
+                    self.state[prev as usize].on_start = e;
+                    self.state[idx as usize].waits += 1;
                 }
             }
             self.last_on_block[block as usize] = (idx, gen);
@@ -482,7 +517,7 @@ impl FlashScheduler {
         while edge != NIL {
             let Edge { cmd, next } = self.edges[edge as usize];
             self.free_edges.push(edge);
-            let c = &mut self.cmds[cmd as usize];
+            let c = &mut self.state[cmd as usize];
             c.waits -= 1;
             if c.waits == 0 && c.released {
                 self.ready.push(cmd);
@@ -493,8 +528,8 @@ impl FlashScheduler {
 
     fn flush_ready(&mut self, now: u64, events: &mut EventQueue) {
         while let Some(idx) = self.ready.pop() {
-            let die = self.cmds[idx as usize].op.die;
-            self.cmds[idx as usize].stage = Stage::Queued;
+            let die = self.data[idx as usize].op.die;
+            self.state[idx as usize].stage = Stage::Queued;
             self.dies[die as usize].queue.push_back(idx);
             self.try_start(die, now, events);
         }
@@ -509,13 +544,13 @@ impl FlashScheduler {
             QueuePolicy::Fifo => 0,
             QueuePolicy::ReadFirst => q
                 .iter()
-                .position(|&c| self.cmds[c as usize].op.kind.is_read())
+                .position(|&c| self.data[c as usize].op.kind.is_read())
                 .unwrap_or(0),
             QueuePolicy::Edf => {
                 let mut best = 0;
                 for (i, &c) in q.iter().enumerate() {
-                    if self.cmds[c as usize].op.deadline_ns
-                        < self.cmds[q[best] as usize].op.deadline_ns
+                    if self.data[c as usize].op.deadline_ns
+                        < self.data[q[best] as usize].op.deadline_ns
                     {
                         best = i;
                     }
@@ -526,7 +561,7 @@ impl FlashScheduler {
     }
 
     fn kind_of(&self, idx: u32) -> Option<OpKind> {
-        (idx != NIL).then(|| self.cmds[idx as usize].op.kind)
+        (idx != NIL).then(|| self.data[idx as usize].op.kind)
     }
 
     fn can_start(&self, die: DieId, kind: OpKind) -> bool {
@@ -551,7 +586,7 @@ impl FlashScheduler {
     fn try_start(&mut self, die: DieId, now: u64, events: &mut EventQueue) {
         while let Some(pos) = self.select(die) {
             let idx = self.dies[die as usize].queue[pos];
-            if !self.can_start(die, self.cmds[idx as usize].op.kind) {
+            if !self.can_start(die, self.data[idx as usize].op.kind) {
                 break;
             }
             self.dies[die as usize].queue.remove(pos);
@@ -560,14 +595,14 @@ impl FlashScheduler {
     }
 
     fn start(&mut self, die: DieId, idx: u32, now: u64, events: &mut EventQueue) {
-        let op = self.cmds[idx as usize].op;
-        self.cmds[idx as usize].stage = Stage::Running;
+        let op = self.data[idx as usize].op;
+        self.state[idx as usize].stage = Stage::Running;
         for &block in op.blocks() {
             if self.last_on_block[block as usize].0 == idx {
                 self.last_on_block[block as usize] = (NIL, 0);
             }
         }
-        let waiters = std::mem::replace(&mut self.cmds[idx as usize].on_start, NIL);
+        let waiters = std::mem::replace(&mut self.state[idx as usize].on_start, NIL);
         self.notify(waiters);
         let t = &self.timing;
         match op.kind {
@@ -603,7 +638,7 @@ impl FlashScheduler {
 
     fn cell_done(&mut self, die: DieId, now: u64, events: &mut EventQueue) {
         let idx = self.dies[die as usize].cell;
-        let kind = self.cmds[idx as usize].op.kind;
+        let kind = self.data[idx as usize].op.kind;
         if kind.is_read() {
             if !self.timing.cache_ops {
                 self.request_bus(idx, now, events);
@@ -618,7 +653,7 @@ impl FlashScheduler {
             self.set_cell(die, NIL, now);
             self.complete(idx);
             let waiting = self.dies[die as usize].waiting;
-            if waiting != NIL && self.cmds[waiting as usize].op.kind.is_program() {
+            if waiting != NIL && self.data[waiting as usize].op.kind.is_program() {
                 self.dies[die as usize].waiting = NIL;
                 self.set_cache(die, NIL, now);
                 self.start_program_cell(die, waiting, now, events);
@@ -628,7 +663,7 @@ impl FlashScheduler {
     }
 
     fn start_program_cell(&mut self, die: DieId, idx: u32, now: u64, events: &mut EventQueue) {
-        let ns = if self.cmds[idx as usize].op.kind == OpKind::Program {
+        let ns = if self.data[idx as usize].op.kind == OpKind::Program {
             self.timing.program_latency_ns
         } else {
             self.timing.program_oob_latency_ns
@@ -639,7 +674,7 @@ impl FlashScheduler {
 
     /// The bus transfer of `idx` finished.
     fn transfer_done(&mut self, idx: u32, now: u64, events: &mut EventQueue) {
-        let op = self.cmds[idx as usize].op;
+        let op = self.data[idx as usize].op;
         let die = op.die;
         if op.kind.is_read() {
             self.complete(idx);
@@ -672,8 +707,8 @@ impl FlashScheduler {
     }
 
     fn request_bus(&mut self, idx: u32, now: u64, events: &mut EventQueue) {
-        let die = self.cmds[idx as usize].op.die;
-        if self.cmds[idx as usize].xfer_left == 0 {
+        let die = self.data[idx as usize].op.die;
+        if self.data[idx as usize].xfer_left == 0 {
             self.transfer_done(idx, now, events);
             return;
         }
@@ -702,7 +737,7 @@ impl FlashScheduler {
             slot = (slot + 1) % slots;
         }
         let idx = c.want[slot as usize];
-        let left = self.cmds[idx as usize].xfer_left;
+        let left = self.data[idx as usize].xfer_left;
         let chunk = if chunk_limit == 0 {
             left
         } else {
@@ -722,7 +757,7 @@ impl FlashScheduler {
         c.busy = false;
         let slot = c.current_slot as usize;
         let idx = c.want[slot];
-        let cmd = &mut self.cmds[idx as usize];
+        let cmd = &mut self.data[idx as usize];
         cmd.xfer_left -= c.chunk_bytes;
         if cmd.xfer_left == 0 {
             c.want[slot] = NIL;
@@ -755,13 +790,14 @@ impl FlashScheduler {
     }
 
     fn complete(&mut self, idx: u32) {
-        let c = &mut self.cmds[idx as usize];
-        if c.token != 0 || c.sub != NIL {
+        let d = &self.data[idx as usize];
+        if d.token != 0 || d.sub != NIL {
             self.completed.push(Completion {
-                token: c.token,
-                sub: c.sub,
+                token: d.token,
+                sub: d.sub,
             });
         }
+        let c = &mut self.state[idx as usize];
         c.stage = Stage::Free;
         c.gen = c.gen.wrapping_add(1);
         let edges = std::mem::replace(&mut c.on_complete, NIL);

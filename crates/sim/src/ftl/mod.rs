@@ -84,6 +84,11 @@ pub(crate) enum Effect {
     /// A command was attached to a host sub-request (counted before it can complete).
     Attach(SubId),
     Release(CmdId),
+    /// A functional-only command completes at release: callback token and sub-request.
+    Done {
+        token: u64,
+        sub: SubId,
+    },
     Complete(SubId),
 }
 
@@ -363,6 +368,18 @@ impl<'a> FtlCtx<'a> {
     fn submit(&mut self, op: FlashOp, issue: Issue<'_>) -> CmdId {
         if let Some(sub) = issue.sub {
             self.effects.push(Effect::Attach(sub));
+        }
+        if self.flash.is_instant() {
+            // Functional-only: no timing state; only a callback or a host sub-request can
+            // observe the completion.
+            self.flash.count_instant(&op);
+            if issue.token != 0 || issue.sub.is_some() {
+                self.effects.push(Effect::Done {
+                    token: issue.token,
+                    sub: issue.sub.unwrap_or(NIL),
+                });
+            }
+            return CmdId::DONE;
         }
         let id = self
             .flash

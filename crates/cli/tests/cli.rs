@@ -1,0 +1,781 @@
+//! Integration tests of the `flashlab` binary: exit codes, error messages, help, JSON report,
+//! determinism, verify runs, presets, FTLs and bench.
+//!
+//! Every run uses a small device (16 blocks per plane, 25% over-provisioning, half
+//! preconditioned, 5,000 requests) so the whole file takes a few seconds.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_flashlab");
+
+/// A small, fast experiment on the `default` preset.
+const SMALL: &[&str] = &[
+    "--set",
+    "geometry.blocks_per_plane=16",
+    "--set",
+    "ftl.over_provisioning=0.25",
+    "--precondition",
+    "0.5",
+    "--workload",
+    "randrw:count=5000",
+];
+
+const PRESETS: &[&str] = &[
+    "default",
+    "cosmos",
+    "fmmu-16ch",
+    "mt-board",
+    "nftl-samsung",
+    "nftl-toshiba",
+    "kast-slc",
+    "kast-mlc",
+];
+
+/// What one invocation of the binary did.
+struct Outcome {
+    args: Vec<String>,
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Outcome {
+    /// Everything about the invocation, for assertion messages.
+    fn context(&self) -> String {
+        format!(
+            "flashlab {}\n  exit code: {:?}\n  stdout: {:?}\n  stderr: {:?}",
+            self.args.join(" "),
+            self.code,
+            truncate(&self.stdout),
+            truncate(&self.stderr)
+        )
+    }
+
+    fn assert_success(&self) {
+        assert_eq!(self.code, Some(0), "expected success\n{}", self.context());
+        assert!(!self.stderr.contains("panicked"), "{}", self.context());
+    }
+}
+
+fn truncate(s: &str) -> String {
+    const MAX: usize = 2000;
+    if s.len() <= MAX {
+        s.to_string()
+    } else {
+        let mut end = MAX;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}... ({} bytes)", &s[..end], s.len())
+    }
+}
+
+fn flashlab<S: AsRef<str>>(args: &[S]) -> Outcome {
+    let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+    let out = Command::new(BIN)
+        .args(&args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the flashlab binary runs");
+    Outcome {
+        args,
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `flashlab run` with the small device and `extra` arguments after it.
+fn run_small(extra: &[&str]) -> Outcome {
+    let mut args = vec!["run"];
+    args.extend_from_slice(SMALL);
+    args.extend_from_slice(extra);
+    flashlab(&args)
+}
+
+/// A fresh, empty scratch directory for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{test}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temporary path")
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{}", path.display(), truncate(&text)))
+}
+
+/// The value at a dotted path of a JSON document.
+fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
+    path.split('.').fold(v, |v, k| {
+        v.get(k)
+            .unwrap_or_else(|| panic!("report has no `{path}` (missing `{k}`)"))
+    })
+}
+
+/// Bad input: exit code 2, one line on stderr starting with "error: " and containing every
+/// one of `mentions`, no panic, nothing on stdout.
+fn assert_bad_input(r: &Outcome, mentions: &[&str]) {
+    let ctx = r.context();
+    assert!(!r.stderr.contains("panicked"), "panicked\n{ctx}");
+    assert_eq!(r.code, Some(2), "exit code of bad input must be 2\n{ctx}");
+    assert!(r.stdout.is_empty(), "bad input printed to stdout\n{ctx}");
+    assert!(
+        r.stderr.starts_with("error: "),
+        "stderr must start with `error: `\n{ctx}"
+    );
+    assert_eq!(
+        r.stderr.lines().count(),
+        1,
+        "stderr must be exactly one line\n{ctx}"
+    );
+    for m in mentions {
+        assert!(r.stderr.contains(m), "error does not mention `{m}`\n{ctx}");
+    }
+}
+
+fn bad_run(args: &[&str], mentions: &[&str]) {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    assert_bad_input(&flashlab(&all), mentions);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn zero_channels() {
+    let r = flashlab(&["run", "--set", "geometry.channels=0"]);
+    assert_bad_input(&r, &["geometry.channels", "1 ..= 256"]);
+    // Exactly the message the README shows.
+    assert_eq!(
+        r.stderr,
+        "error: geometry.channels = 0 is out of range (allowed: 1 ..= 256)\n"
+    );
+}
+
+#[test]
+fn negative_bus_bandwidth() {
+    bad_run(
+        &["--set", "timing.bus_mb_per_s=-1"],
+        &["timing.bus_mb_per_s", "-1", "allowed: 0.001 ..= "],
+    );
+}
+
+#[test]
+fn unknown_device() {
+    let mut mentions = vec!["nosuch"];
+    mentions.extend_from_slice(PRESETS);
+    bad_run(&["--device", "nosuch"], &mentions);
+}
+
+#[test]
+fn unknown_ftl_option() {
+    bad_run(&["--ftl", "nosuch"], &["nosuch", "pagemap"]);
+}
+
+#[test]
+fn unknown_ftl_setting() {
+    bad_run(&["--set", "ftl.name=\"nosuch\""], &["nosuch", "pagemap"]);
+}
+
+#[test]
+fn unknown_workload_key() {
+    bad_run(
+        &["--workload", "randwrite:bogus=1"],
+        &[
+            "bogus", "bs", "qd", "rate", "count", "duration", "read", "trim", "flush", "theta",
+            "hot", "align", "range", "deadline",
+        ],
+    );
+}
+
+#[test]
+fn unknown_workload_kind() {
+    bad_run(
+        &["--workload", "nosuchkind:bs=4k"],
+        &[
+            "nosuchkind",
+            "randwrite",
+            "randread",
+            "randrw",
+            "seqwrite",
+            "seqread",
+            "seqrw",
+            "zipf",
+            "hotcold",
+            "custom",
+        ],
+    );
+}
+
+#[test]
+fn zero_request_size() {
+    bad_run(
+        &["--workload", "randwrite:bs=0"],
+        &["workload.block_size", "allowed: 512 ..= "],
+    );
+}
+
+#[test]
+fn negative_request_size_in_spec() {
+    bad_run(
+        &["--workload", "randwrite:bs=-4k"],
+        &[
+            "workload.block_size",
+            "-4k",
+            "negative",
+            "allowed: 512 ..= ",
+        ],
+    );
+}
+
+#[test]
+fn negative_request_size_setting() {
+    bad_run(
+        &["--set", "workload.block_size=-4096"],
+        &[
+            "workload.block_size",
+            "-4096",
+            "negative",
+            "allowed: 512 ..= ",
+        ],
+    );
+}
+
+#[test]
+fn over_provisioning_too_small_for_the_device() {
+    bad_run(
+        &["--set", "ftl.over_provisioning=0.01"],
+        &[
+            "ftl.over_provisioning",
+            "0.01",
+            "allowed: ",
+            "geometry.blocks_per_plane",
+        ],
+    );
+}
+
+#[test]
+fn too_few_blocks_for_the_over_provisioning() {
+    bad_run(
+        &["--set", "geometry.blocks_per_plane=2"],
+        &[
+            "ftl.over_provisioning",
+            "geometry.blocks_per_plane",
+            "allowed: ",
+        ],
+    );
+}
+
+#[test]
+fn set_without_equals() {
+    bad_run(
+        &["--set", "geometry.channels"],
+        &["geometry.channels", "key.path=value"],
+    );
+}
+
+#[test]
+fn misspelt_setting() {
+    // Names the bad key and lists the known ones of its section.
+    bad_run(
+        &["--set", "timing.read_latncy_ns=1"],
+        &["timing.read_latncy_ns", "read_latency_ns", "bus_mb_per_s"],
+    );
+}
+
+#[test]
+fn config_file_with_a_bad_value_names_file_and_line() {
+    let dir = scratch("config-bad-value");
+    let file = dir.join("bad.toml");
+    std::fs::write(
+        &file,
+        "# a device with an instant read\n[timing]\nread_latency_ns = 0\n",
+    )
+    .unwrap();
+    let at_line = format!("{}:3", path_str(&file));
+    bad_run(
+        &["--config", path_str(&file)],
+        &[&at_line, "timing.read_latency_ns", "allowed: 1 ..= "],
+    );
+}
+
+#[test]
+fn config_file_missing() {
+    let dir = scratch("config-missing");
+    let file = dir.join("nosuch.toml");
+    bad_run(&["--config", path_str(&file)], &[path_str(&file)]);
+}
+
+#[test]
+fn config_file_with_a_syntax_error_names_file_and_line() {
+    let dir = scratch("config-syntax");
+    let file = dir.join("broken.toml");
+    std::fs::write(
+        &file,
+        "[geometry]\nchannels = 4\n[timing\nread_latency_ns = 1\n",
+    )
+    .unwrap();
+    let at_line = format!("{}:3", path_str(&file));
+    bad_run(&["--config", path_str(&file)], &[&at_line]);
+}
+
+#[test]
+fn usage_error_exits_2() {
+    let r = flashlab(&["run", "--precondition", "abc"]);
+    let ctx = r.context();
+    assert_eq!(r.code, Some(2), "{ctx}");
+    assert!(!r.stderr.contains("panicked"), "{ctx}");
+    assert!(r.stdout.is_empty(), "{ctx}");
+    assert!(r.stderr.starts_with("error: "), "{ctx}");
+    assert!(r.stderr.contains("--precondition"), "{ctx}");
+}
+
+/// The README's promise for bad input (one line naming the field) also for errors clap finds.
+#[test]
+fn usage_error_is_one_line() {
+    assert_bad_input(
+        &flashlab(&["run", "--precondition", "abc"]),
+        &["--precondition", "abc"],
+    );
+}
+
+/// NaN is in no range: `--set` of a NaN must fail like any other out-of-range value.
+#[test]
+fn nan_settings_are_rejected() {
+    let mut failures = Vec::new();
+    for set in [
+        "run.precondition=nan",
+        "workload.read_fraction=nan",
+        "timing.bus_mb_per_s=nan",
+        "host.link_mb_per_s=nan",
+        "workload.zipf_theta=nan",
+        "ftl.over_provisioning=nan",
+    ] {
+        let r = run_small(&["--quiet", "--set", set]);
+        let field = set.split('=').next().unwrap();
+        let ok = r.code == Some(2)
+            && r.stdout.is_empty()
+            && r.stderr.starts_with("error: ")
+            && r.stderr.lines().count() == 1
+            && r.stderr.contains(field);
+        if !ok {
+            failures.push(r.context());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "NaN accepted or not reported as bad input:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn bench_bad_input() {
+    assert_bad_input(
+        &flashlab(&["bench", "--set", "geometry.channels=0"]),
+        &["geometry.channels", "1 ..= 256"],
+    );
+}
+
+#[test]
+fn unwritable_json_exits_74() {
+    let dir = scratch("json-unwritable");
+    let file = dir.join("no-such-dir").join("out.json");
+    let r = run_small(&["--quiet", "--json", path_str(&file)]);
+    let ctx = r.context();
+    assert_eq!(r.code, Some(74), "{ctx}");
+    assert!(!r.stderr.contains("panicked"), "{ctx}");
+    assert!(r.stderr.starts_with("error: "), "{ctx}");
+    assert_eq!(r.stderr.lines().count(), 1, "{ctx}");
+    assert!(r.stderr.contains(path_str(&file)), "{ctx}");
+}
+
+/// A reader that goes away (`flashlab presets cosmos | head -1`) must not make it panic.
+#[cfg(unix)]
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    use std::os::fd::OwnedFd;
+    use std::os::unix::net::UnixStream;
+    // A stdout whose reader is gone before the child starts: every write fails with EPIPE.
+    let (writer, reader) = UnixStream::pair().expect("socket pair");
+    drop(reader);
+    let out = Command::new(BIN)
+        .args(["presets", "cosmos"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(OwnedFd::from(writer)))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the flashlab binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked") && out.status.code() != Some(101),
+        "flashlab presets cosmos with a closed stdout: {:?}\n{}",
+        out.status,
+        truncate(&stderr)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Help
+// ---------------------------------------------------------------------------------------------
+
+fn run_help() -> String {
+    let r = flashlab(&["run", "--help"]);
+    r.assert_success();
+    r.stdout
+}
+
+#[test]
+fn run_help_documents_workloads_and_settings() {
+    let help = run_help();
+    for s in [
+        "KIND[:KEY=VALUE",
+        "randwrite",
+        "randrw",
+        "seqread",
+        "zipf",
+        "hotcold",
+        "geometry.channels",
+        "timing.read_latency_ns",
+        "[ns]",
+        "timing.bus_mb_per_s",
+        "[MB/s]",
+        "ftl.over_provisioning",
+        "workload.queue_depth",
+        "run.seed",
+        "EXIT CODES",
+    ] {
+        assert!(help.contains(s), "`flashlab run --help` lacks `{s}`");
+    }
+}
+
+/// Every key `--print-config` shows, and every FTL setting `flashlab ftls` lists, is in the
+/// help, with its unit where the name carries one.
+#[test]
+fn run_help_documents_every_setting_with_its_unit() {
+    let help = run_help();
+    let r = flashlab(&["run", "--print-config"]);
+    r.assert_success();
+    let config: toml::Table = r.stdout.parse().expect("--print-config prints TOML");
+    let mut paths = Vec::new();
+    for (section, value) in &config {
+        match value {
+            toml::Value::Table(t) => paths.extend(t.keys().map(|k| format!("{section}.{k}"))),
+            _ => assert_eq!(section, "preset", "unexpected top-level key"),
+        }
+    }
+    let ftls = flashlab(&["ftls"]);
+    ftls.assert_success();
+    paths.extend(
+        ftls.stdout
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| w.starts_with("ftl."))
+            .map(str::to_string),
+    );
+    assert!(paths.len() > 40, "too few settings found: {paths:?}");
+    let mut missing = Vec::new();
+    for path in &paths {
+        // The entry: `  PATH = DEFAULT` or `  PATH [UNIT] = DEFAULT`.
+        let entry = help.lines().find_map(|l| {
+            let rest = l.strip_prefix("  ")?.strip_prefix(path.as_str())?;
+            (rest.starts_with(" = ") || rest.starts_with(" [")).then_some(rest)
+        });
+        let unit = [
+            ("_ns", " [ns]"),
+            ("_mb_per_s", " [MB/s]"),
+            ("_bytes", " [bytes]"),
+        ]
+        .iter()
+        .find(|(suffix, _)| path.ends_with(suffix))
+        .map(|(_, unit)| *unit);
+        match (entry, unit) {
+            (None, _) => missing.push(format!("{path} (no entry)")),
+            (Some(rest), Some(unit)) if !rest.starts_with(unit) => {
+                missing.push(format!("{path}{unit} (entry: `{path}{rest}`)"))
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "`flashlab run --help` lacks {missing:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs and the JSON report
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn small_run_writes_a_json_report() {
+    let dir = scratch("json-file");
+    let file = dir.join("out.json");
+    let r = run_small(&["--json", path_str(&file)]);
+    r.assert_success();
+    assert!(
+        r.stdout.contains("write amplification"),
+        "the table goes to stdout\n{}",
+        r.context()
+    );
+    let report = read_json(&file);
+    assert_eq!(at(&report, "schema"), "flashlab.report/1");
+    assert_eq!(at(&report, "host.all.count"), 5000);
+    let reads = at(&report, "host.read.count").as_u64().unwrap();
+    let writes = at(&report, "host.write.count").as_u64().unwrap();
+    assert_eq!(reads + writes, 5000);
+    assert!(reads > 0 && writes > 0);
+    assert_eq!(at(&report, "ftl"), "pagemap");
+    assert_eq!(at(&report, "preset"), "default");
+    assert_eq!(at(&report, "config.geometry.blocks_per_plane"), 16);
+    assert_eq!(at(&report, "precondition.fraction"), 0.5);
+    assert!(at(&report, "elapsed_ns").as_u64().unwrap() > 0);
+    assert!(at(&report, "write_amplification").as_f64().unwrap() > 0.0);
+    assert!(at(&report, "verified_sectors").is_null());
+    let p99 = at(&report, "host.read.latency_ns.p99").as_u64().unwrap();
+    let p50 = at(&report, "host.read.latency_ns.p50").as_u64().unwrap();
+    let max = at(&report, "host.read.latency_ns.max").as_u64().unwrap();
+    assert!(0 < p50 && p50 <= p99 && p99 <= max);
+    assert_eq!(
+        at(&report, "utilisation.dies.each")
+            .as_array()
+            .unwrap()
+            .len() as u64,
+        at(&report, "device.dies").as_u64().unwrap()
+    );
+}
+
+#[test]
+fn json_to_stdout_puts_the_table_on_stderr() {
+    let r = run_small(&["--json", "-"]);
+    r.assert_success();
+    let report: Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", r.context()));
+    assert_eq!(at(&report, "schema"), "flashlab.report/1");
+    assert_eq!(at(&report, "host.all.count"), 5000);
+    assert!(
+        r.stderr.contains("write amplification"),
+        "the table goes to stderr\n{}",
+        r.context()
+    );
+}
+
+#[test]
+fn quiet_prints_no_table() {
+    let dir = scratch("quiet");
+    let file = dir.join("out.json");
+    let r = run_small(&["--quiet", "--json", path_str(&file)]);
+    r.assert_success();
+    assert!(r.stdout.is_empty(), "{}", r.context());
+    assert!(!r.stderr.contains("write amplification"), "{}", r.context());
+    assert_eq!(at(&read_json(&file), "host.all.count"), 5000);
+}
+
+#[test]
+fn no_precondition_reports_null() {
+    let r = flashlab(&[
+        "run",
+        "--set",
+        "geometry.blocks_per_plane=16",
+        "--set",
+        "ftl.over_provisioning=0.25",
+        "--precondition",
+        "0",
+        "--workload",
+        "randwrite:count=2000",
+        "--quiet",
+        "--json",
+        "-",
+    ]);
+    r.assert_success();
+    let report: Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
+    assert!(at(&report, "precondition").is_null(), "{}", r.context());
+    assert_eq!(at(&report, "host.write.count"), 2000);
+}
+
+#[test]
+fn print_config_round_trips_through_config() {
+    let dir = scratch("print-config");
+    let first = run_small(&[
+        "--set",
+        "timing.die_queue_policy=\"read-first\"",
+        "--set",
+        "ftl.gc_victim=\"cost-benefit\"",
+        "--seed",
+        "7",
+        "--print-config",
+    ]);
+    first.assert_success();
+    assert!(first.stdout.contains("die_queue_policy = \"read-first\""));
+    assert!(first.stdout.contains("blocks_per_plane = 16"));
+    let file = dir.join("config.toml");
+    std::fs::write(&file, &first.stdout).unwrap();
+    let second = flashlab(&["run", "--config", path_str(&file), "--print-config"]);
+    second.assert_success();
+    assert_eq!(
+        first.stdout, second.stdout,
+        "--print-config differs after a round trip"
+    );
+}
+
+/// The report's `config` is the resolved configuration: as a --config file it gives the same
+/// configuration back.
+#[test]
+fn report_config_is_accepted_by_config() {
+    let dir = scratch("report-config");
+    let r = run_small(&["--quiet", "--json", "-"]);
+    r.assert_success();
+    let report: Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
+    let config: toml::Table =
+        serde_json::from_value(at(&report, "config").clone()).expect("config is a table");
+    let file = dir.join("from-report.toml");
+    std::fs::write(&file, toml::to_string(&config).unwrap()).unwrap();
+    let direct = run_small(&["--print-config"]);
+    direct.assert_success();
+    let via_report = flashlab(&["run", "--config", path_str(&file), "--print-config"]);
+    via_report.assert_success();
+    assert_eq!(direct.stdout, via_report.stdout);
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let dir = scratch("determinism");
+    let json = |name: &str, seed: &str| {
+        let file = dir.join(name);
+        run_small(&["--quiet", "--seed", seed, "--json", path_str(&file)]).assert_success();
+        std::fs::read(&file).unwrap()
+    };
+    let a = json("a.json", "3");
+    let b = json("b.json", "3");
+    let c = json("c.json", "4");
+    assert!(a == b, "the same command gave different JSON reports");
+    assert!(a != c, "a different seed gave the same JSON report");
+}
+
+#[test]
+fn verify_run_checks_data() {
+    let r = run_small(&["--verify", "--quiet", "--json", "-"]);
+    r.assert_success();
+    let report: Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
+    let checked = at(&report, "verified_sectors")
+        .as_u64()
+        .unwrap_or_else(|| panic!("verified_sectors is not a number\n{}", r.context()));
+    assert!(checked > 0, "{}", r.context());
+    assert_eq!(at(&report, "config.run.verify"), true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// presets, ftls, bench
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn presets_lists_every_preset() {
+    let r = flashlab(&["presets"]);
+    r.assert_success();
+    for p in PRESETS {
+        assert!(
+            r.stdout
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(p)),
+            "`flashlab presets` does not list {p}\n{}",
+            r.context()
+        );
+    }
+}
+
+#[test]
+fn presets_cosmos_shows_provenance_and_values() {
+    let r = flashlab(&["presets", "cosmos"]);
+    r.assert_success();
+    for s in [
+        "cosmos",
+        "part-ftl",
+        "timing.page_buffer_bytes",
+        "geometry.channels",
+    ] {
+        assert!(r.stdout.contains(s), "lacks `{s}`\n{}", r.context());
+    }
+}
+
+#[test]
+fn presets_unknown() {
+    let mut mentions = vec!["nosuch"];
+    mentions.extend_from_slice(PRESETS);
+    assert_bad_input(&flashlab(&["presets", "nosuch"]), &mentions);
+}
+
+/// Every listed preset is a valid configuration with the default FTL.
+#[test]
+fn every_preset_resolves() {
+    let mut failures = Vec::new();
+    for p in PRESETS {
+        let r = flashlab(&["run", "--device", p, "--print-config"]);
+        if r.code != Some(0) || !r.stdout.contains(&format!("preset = \"{p}\"")) {
+            failures.push(r.context());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "presets that do not resolve:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn ftls_lists_pagemap_and_its_settings() {
+    let r = flashlab(&["ftls"]);
+    r.assert_success();
+    for s in [
+        "pagemap",
+        "ftl.over_provisioning",
+        "ftl.mapping_unit_bytes",
+        "ftl.gc_victim",
+        "ftl.write_buffer_bytes",
+    ] {
+        assert!(r.stdout.contains(s), "lacks `{s}`\n{}", r.context());
+    }
+}
+
+#[test]
+fn bench_writes_json_figures() {
+    let dir = scratch("bench");
+    let file = dir.join("bench.json");
+    let r = flashlab(&[
+        "bench",
+        "--requests",
+        "2000",
+        "--precondition",
+        "0.2",
+        "--set",
+        "geometry.blocks_per_plane=16",
+        "--set",
+        "ftl.over_provisioning=0.25",
+        "--json",
+        path_str(&file),
+    ]);
+    r.assert_success();
+    let figures = read_json(&file);
+    let modes = figures.as_array().expect("an array of modes");
+    let names: Vec<&str> = modes.iter().map(|m| m["mode"].as_str().unwrap()).collect();
+    assert_eq!(names, ["timed", "functional"]);
+    for m in modes {
+        assert_eq!(m["requests"], 2000, "{m}");
+        assert!(m["requests_per_s"].as_f64().unwrap() > 0.0, "{m}");
+        assert!(m["state_mib"].as_f64().unwrap() > 0.0, "{m}");
+        assert!(m["write_amplification"].as_f64().unwrap() > 0.0, "{m}");
+    }
+    assert!(modes[0]["simulated_s"].as_f64().unwrap() > 0.0);
+}

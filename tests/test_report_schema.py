@@ -1,0 +1,167 @@
+"""The JSON report matches its documentation, docs/report-schema.md (schema flashlab.report/1).
+
+The doc's "Report fields" table lists key paths in its first column (backticked, dotted, with
+shell-style `{a,b}` alternatives). Every documented path must exist in a real report, with the
+documented type, and every key of the report must be documented (inside `config`, down to the
+sections, whose fields `flashlab run --help` documents).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import flashlab
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "report-schema.md"
+SCHEMA = "flashlab.report/1"
+COUNT = 5000
+
+# A small, fast experiment: 4 GiB raw, half preconditioned, 5,000 requests.
+SMALL: dict[str, Any] = {
+    "workload": f"randrw:count={COUNT}",
+    "precondition": 0.5,
+    "set": {"geometry.blocks_per_plane": 16, "ftl.over_provisioning": 0.25},
+}
+
+# Documented types and the JSON values that fit them.
+TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "fraction": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array of fraction": (list,),
+    "null": (type(None),),
+}
+
+_MISSING = object()
+
+
+def expand(path: str) -> list[str]:
+    """Expands `{a,b}` alternatives: `x.{a,b}.y` -> `x.a.y`, `x.b.y` (several groups too)."""
+    match = re.search(r"\{([^{}]*)\}", path)
+    if match is None:
+        return [path]
+    head, tail = path[: match.start()], path[match.end() :]
+    return [p for alt in match.group(1).split(",") for p in expand(head + alt.strip() + tail)]
+
+
+def documented_fields() -> dict[str, str]:
+    """Key path -> documented type, from the "Report fields" table of the doc."""
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index("\n## Report fields")
+    end = text.find("\n## ", start + 1)
+    section = text[start : end if end >= 0 else len(text)]
+    fields: dict[str, str] = {}
+    for line in section.splitlines():
+        row = re.match(r"^\|\s*`([^`]+)`\s*\|([^|]*)\|", line)
+        if row is None:
+            continue
+        for path in expand(row.group(1)):
+            assert path not in fields, f"{path} documented twice"
+            fields[path] = row.group(2).strip()
+    return fields
+
+
+def lookup(report: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path, or _MISSING."""
+    value: Any = report
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return _MISSING
+        value = value[key]
+    return value
+
+
+def key_paths(value: Any, prefix: str = "") -> list[str]:
+    """Every key path of nested dicts (not into lists)."""
+    paths = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            path = f"{prefix}{key}"
+            paths.append(path)
+            paths.extend(key_paths(child, path + "."))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def fields() -> dict[str, str]:
+    found = documented_fields()
+    assert len(found) > 100, f"too few documented paths: {sorted(found)}"
+    return found
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    return flashlab.run("default", **SMALL)
+
+
+def test_report_is_the_documented_schema(report: dict[str, Any]) -> None:
+    assert report["schema"] == SCHEMA
+    assert f"`{SCHEMA}`" in DOC.read_text(encoding="utf-8").splitlines()[0]
+    assert report["host"]["all"]["count"] == COUNT
+    assert report["ftl"] == "pagemap", "the doc's ftl_details rows describe pagemap"
+    assert report["precondition"] is not None
+
+
+def test_every_documented_path_exists(report: dict[str, Any], fields: dict[str, str]) -> None:
+    missing = [path for path in fields if lookup(report, path) is _MISSING]
+    assert not missing, f"documented but not in the report: {missing}"
+
+
+def test_documented_types(report: dict[str, Any], fields: dict[str, str]) -> None:
+    wrong = []
+    for path, doc_type in fields.items():
+        value = lookup(report, path)
+        if value is _MISSING:
+            continue  # reported by test_every_documented_path_exists
+        allowed: tuple[type, ...] = ()
+        for alternative in doc_type.split(" or "):
+            assert alternative in TYPES, f"{path}: unknown documented type {alternative!r}"
+            allowed += TYPES[alternative]
+        # bool is an int in Python: only "boolean" admits it.
+        fits = isinstance(value, allowed) and (not isinstance(value, bool) or "boolean" in doc_type)
+        if doc_type == "fraction" and fits:
+            fits = 0.0 <= value <= 1.0
+        if doc_type == "array of fraction" and fits:
+            fits = all(isinstance(x, (int, float)) and 0.0 <= x <= 1.0 for x in value)
+        if not fits:
+            wrong.append(f"{path} = {value!r} (documented: {doc_type})")
+    assert not wrong, "values that do not fit their documented type:\n" + "\n".join(wrong)
+
+
+def test_no_undocumented_top_or_second_level_keys(
+    report: dict[str, Any], fields: dict[str, str]
+) -> None:
+    undocumented = [
+        path for path in key_paths(report) if path.count(".") <= 1 and path not in fields
+    ]
+    assert not undocumented, f"in the report but not documented: {undocumented}"
+
+
+def test_no_undocumented_keys_at_any_level(report: dict[str, Any], fields: dict[str, str]) -> None:
+    # Below the sections of `config` are the settings, documented by `flashlab run --help`.
+    undocumented = [
+        path
+        for path in key_paths(report)
+        if not (path.startswith("config.") and path.count(".") >= 2) and path not in fields
+    ]
+    assert not undocumented, f"in the report but not documented: {undocumented}"
+
+
+def test_verify_run_has_verified_sectors(fields: dict[str, str]) -> None:
+    assert "verified_sectors" in fields
+    verified = flashlab.run("default", **{**SMALL, "set": {**SMALL["set"], "run.verify": True}})
+    assert isinstance(verified["verified_sectors"], int)
+    assert verified["verified_sectors"] > 0
+
+
+def test_not_preconditioned_is_null() -> None:
+    fresh = flashlab.run("default", **{**SMALL, "precondition": 0.0})
+    assert fresh["precondition"] is None
+    assert fresh["host"]["all"]["count"] == COUNT
