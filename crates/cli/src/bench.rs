@@ -67,6 +67,14 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         Mode::Functional => &[("functional", true)],
         Mode::Both => &[("timed", false), ("functional", true)],
     };
+    // Check the configuration of every mode before printing anything.
+    let mut configs = Vec::new();
+    for &(name, functional) in modes {
+        match bench_config(a, functional) {
+            Ok(c) => configs.push((name, c)),
+            Err(e) => return fail(&e),
+        }
+    }
     println!(
         "flashlab bench: {} x 4 KiB random writes, QD {}, device `{}`, preconditioned to {:.0}%",
         a.requests,
@@ -87,8 +95,8 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         "GC runs"
     );
     let mut all = Vec::new();
-    for &(name, functional) in modes {
-        match measure(a, name, functional) {
+    for (name, config) in &configs {
+        match measure(name, config) {
             Ok(f) => {
                 println!(
                     "{:<11} {:>11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>10.1} {:>6.2} {:>9}",
@@ -117,7 +125,7 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
     0
 }
 
-fn measure(a: &BenchArgs, mode: &'static str, functional: bool) -> Result<Figures, SimError> {
+fn bench_config(a: &BenchArgs, functional: bool) -> Result<ExperimentConfig, SimError> {
     let mut sets = vec![
         "workload.pattern=\"uniform\"".to_string(),
         "workload.read_fraction=0.0".into(),
@@ -125,15 +133,19 @@ fn measure(a: &BenchArgs, mode: &'static str, functional: bool) -> Result<Figure
         "workload.align_bytes=4096".into(),
         format!("workload.queue_depth={}", a.qd),
         format!("workload.count={}", a.requests),
-        format!("run.precondition={:?}", a.precondition),
+        format!("run.precondition={}", toml::Value::Float(a.precondition)),
         format!("run.functional_only={functional}"),
     ];
     sets.extend(a.sets.iter().cloned());
-    let config = ExperimentConfig::load(&ConfigSource {
+    Ok(ExperimentConfig::load(&ConfigSource {
         preset: Some(&a.device),
         file: None,
         sets: &sets,
-    })?;
+    })?)
+}
+
+fn measure(mode: &'static str, config: &ExperimentConfig) -> Result<Figures, SimError> {
+    let config = config.clone();
     reset_peak_rss();
     let t0 = Instant::now();
     let mut sim = Simulation::new(&config)?;

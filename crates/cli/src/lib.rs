@@ -72,7 +72,7 @@ struct RunArgs {
     #[arg(short, long, value_name = "SPEC")]
     workload: Option<String>,
     /// Fraction of the logical space to precondition (0 = fresh device)
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     precondition: Option<f64>,
     /// Seed of every random choice
     #[arg(long)]
@@ -103,10 +103,7 @@ pub fn run(args: Vec<String>) -> i32 {
         Cli::command().mut_subcommand("run", |c| c.after_long_help(help::run_long_help()));
     let matches = match command.try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) => {
-            let _ = e.print();
-            return e.exit_code();
-        }
+        Err(e) => return usage_error(&e),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
@@ -121,6 +118,24 @@ pub fn run(args: Vec<String>) -> i32 {
         Command::Ftls => ftls_command(),
         Command::Bench(args) => bench::bench_command(&args),
     }
+}
+
+/// Prints help and version output whole, and a usage error as one line.
+fn usage_error(e: &clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("error: bad arguments");
+            eprintln!("{first} (see `flashlab --help`)");
+        }
+    }
+    e.exit_code()
 }
 
 fn fail(err: &SimError) -> i32 {
@@ -146,7 +161,7 @@ fn shortcut_sets(a: &RunArgs) -> Result<Vec<String>, SimError> {
         }
     }
     if let Some(p) = a.precondition {
-        sets.push(format!("run.precondition={p:?}"));
+        sets.push(format!("run.precondition={}", toml::Value::Float(p)));
     }
     if let Some(s) = a.seed {
         sets.push(format!("run.seed={s}"));

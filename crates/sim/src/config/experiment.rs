@@ -127,7 +127,7 @@ impl ExperimentConfig {
         for set in source.sets {
             apply_set(&mut table, set)?;
         }
-        let config = from_table(table).map_err(|e| match &file {
+        let mut config = from_table(table).map_err(|e| match &file {
             Some(f) => f.locate(e),
             None => e,
         })?;
@@ -135,6 +135,7 @@ impl ExperimentConfig {
             Some(f) => f.locate(e),
             None => e,
         })?;
+        config.ftl = crate::ftl::registry::resolve(&config)?;
         Ok(config)
     }
 

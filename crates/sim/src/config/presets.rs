@@ -317,7 +317,7 @@ fn kast_slc() -> Preset {
                  block erase 2 ms. Assumed: 2 KiB pages with 64 B OOB (large-block SLC of the time), \
                  1 GiB on one chip, 40 MB/s bus, SATA-like 300 MB/s host link.",
         device: small_chip(8192, 64, 2048, 64, (25_000, 200_000, 2_000_000)),
-        ftl_overrides: &[],
+        ftl_overrides: &[("mapping_unit_bytes", "2048")],
     }
 }
 

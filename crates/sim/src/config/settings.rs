@@ -31,7 +31,8 @@ pub fn check_range<T: PartialOrd + Display + Copy>(
     lo: T,
     hi: T,
 ) -> Result<(), ConfigError> {
-    if value < lo || value > hi {
+    // Written so that NaN, which compares false with everything, is out of range.
+    if !(value >= lo && value <= hi) {
         return Err(ConfigError::OutOfRange {
             field: path.to_string(),
             value: value.to_string(),

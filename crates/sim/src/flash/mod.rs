@@ -109,6 +109,8 @@ pub struct FlashOp {
     pub blocks: [BlockId; MAX_PLANES_PER_OP],
     /// Number of entries of `blocks` in use (1 for single-plane commands).
     pub planes: u8,
+    /// Page (within its block) read or programmed; the destination page of a copyback.
+    pub page: u32,
     /// Bytes crossing the channel bus (all planes together); 0 for erase and copyback.
     pub bus_bytes: u32,
     pub cause: Cause,
@@ -124,6 +126,7 @@ impl FlashOp {
             die,
             blocks: [block; MAX_PLANES_PER_OP],
             planes: 1,
+            page: 0,
             bus_bytes,
             cause,
             deadline_ns: u64::MAX,
@@ -188,6 +191,30 @@ struct CmdData {
     token: u64,
     sub: u32,
     xfer_left: u32,
+}
+
+/// Ordering state of one block: its latest unstarted command of any kind, its latest
+/// unstarted writer (program, erase, copyback destination, OOB program), how many pages have
+/// started programming since its last erase started, and erases not yet started.
+#[derive(Debug, Clone, Copy)]
+struct BlockOrder {
+    last_any: (u32, u32),
+    last_writer: (u32, u32),
+    writer_is_not_program: bool,
+    started_pages: u32,
+    erases_pending: u32,
+}
+
+impl Default for BlockOrder {
+    fn default() -> Self {
+        BlockOrder {
+            last_any: (NIL, 0),
+            last_writer: (NIL, 0),
+            writer_is_not_program: false,
+            started_pages: 0,
+            erases_pending: 0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -259,8 +286,8 @@ pub struct FlashScheduler {
     free_edges: Vec<u32>,
     dies: Vec<Die>,
     channels: Vec<Channel>,
-    /// Per block: the latest issued command on it that has not started (index, generation).
-    last_on_block: Vec<(u32, u32)>,
+    /// Per block: what later commands on it must wait for (see [`BlockOrder`]).
+    order: Vec<BlockOrder>,
     /// Commands whose dependencies were met during the current step, to enqueue.
     ready: Vec<u32>,
     completed: Vec<Completion>,
@@ -292,10 +319,10 @@ impl FlashScheduler {
             free_edges: Vec::new(),
             dies: vec![die; layout.dies() as usize],
             channels: vec![channel; layout.channels as usize],
-            last_on_block: if instant {
+            order: if instant {
                 Vec::new()
             } else {
-                vec![(NIL, 0); layout.blocks() as usize]
+                vec![BlockOrder::default(); layout.blocks() as usize]
             },
             ready: Vec::new(),
             completed: Vec::new(),
@@ -486,29 +513,64 @@ impl FlashScheduler {
         }
     }
 
-    /// Makes `idx` wait for the start of the latest unstarted command on each of its blocks.
+    /// Makes `idx` wait for the start of the commands on its blocks that the NAND rules order
+    /// before it: programs and erases in issue order, an erase after everything before it, a
+    /// read after the program of its page (and after a pending erase).
     fn chain_same_block(&mut self, idx: u32, gen: u32) {
         let op = self.data[idx as usize].op;
-        for &block in op.blocks() {
-            let (prev, prev_gen) = self.last_on_block[block as usize];
-            if prev != NIL
-                && prev != idx
-                && self.is_live(CmdId {
-                    idx: prev,
-                    gen: prev_gen,
-                })
-            {
-                let p = &self.state[prev as usize];
-                // A FIFO die queue already keeps a queued predecessor ahead of this command.
-                let ordered_by_queue =
-                    p.stage == Stage::Queued && self.timing.die_queue_policy == QueuePolicy::Fifo;
-                if matches!(p.stage, Stage::Pending | Stage::Queued) && !ordered_by_queue {
-                    let e = self.alloc_edge(idx, self.state[prev as usize].on_start);
-                    self.state[prev as usize].on_start = e;
-                    self.state[idx as usize].waits += 1;
-                }
+        let this = (idx, gen);
+        for (i, &block) in op.blocks().iter().enumerate() {
+            let o = self.order[block as usize];
+            // A copyback reads its source (second block) and programs its destination.
+            let reads = op.kind.is_read() || (op.kind == OpKind::Copyback && i == 1);
+            let wait_for = if reads {
+                let writer_pending = self.unstarted(o.last_writer).is_some();
+                (writer_pending
+                    && (o.erases_pending > 0
+                        || o.writer_is_not_program
+                        || op.page >= o.started_pages))
+                    .then_some(o.last_writer)
+            } else if op.kind == OpKind::Erase {
+                Some(o.last_any)
+            } else {
+                Some(o.last_writer)
+            };
+            if let Some(prev) = wait_for {
+                self.wait_for_start(idx, prev);
             }
-            self.last_on_block[block as usize] = (idx, gen);
+            let o = &mut self.order[block as usize];
+            o.last_any = this;
+            if !reads {
+                o.last_writer = this;
+                o.writer_is_not_program = matches!(op.kind, OpKind::Erase | OpKind::ProgramOob);
+                o.erases_pending += u32::from(op.kind == OpKind::Erase);
+            }
+        }
+    }
+
+    /// The command `(idx, gen)` if it is live and has not started.
+    fn unstarted(&self, (idx, gen): (u32, u32)) -> Option<u32> {
+        (idx != NIL && self.is_live(CmdId { idx, gen }))
+            .then_some(idx)
+            .filter(|&i| matches!(self.state[i as usize].stage, Stage::Pending | Stage::Queued))
+    }
+
+    /// Adds a start dependency of `idx` on `prev` unless `prev` started, or a FIFO die queue
+    /// already keeps it ahead (it is queued on the same die).
+    fn wait_for_start(&mut self, idx: u32, prev: (u32, u32)) {
+        let Some(p) = self.unstarted(prev) else {
+            return;
+        };
+        if p == idx {
+            return;
+        }
+        let queued_ahead = self.state[p as usize].stage == Stage::Queued
+            && self.timing.die_queue_policy == QueuePolicy::Fifo
+            && self.data[p as usize].op.die == self.data[idx as usize].op.die;
+        if !queued_ahead {
+            let e = self.alloc_edge(idx, self.state[p as usize].on_start);
+            self.state[p as usize].on_start = e;
+            self.state[idx as usize].waits += 1;
         }
     }
 
@@ -597,9 +659,22 @@ impl FlashScheduler {
     fn start(&mut self, die: DieId, idx: u32, now: u64, events: &mut EventQueue) {
         let op = self.data[idx as usize].op;
         self.state[idx as usize].stage = Stage::Running;
-        for &block in op.blocks() {
-            if self.last_on_block[block as usize].0 == idx {
-                self.last_on_block[block as usize] = (NIL, 0);
+        for (i, &block) in op.blocks().iter().enumerate() {
+            let o = &mut self.order[block as usize];
+            if o.last_any.0 == idx {
+                o.last_any = (NIL, 0);
+            }
+            if o.last_writer.0 == idx {
+                o.last_writer = (NIL, 0);
+            }
+            match op.kind {
+                OpKind::Erase => {
+                    o.erases_pending -= 1;
+                    o.started_pages = 0;
+                }
+                OpKind::Program => o.started_pages = o.started_pages.max(op.page + 1),
+                OpKind::Copyback if i == 0 => o.started_pages = o.started_pages.max(op.page + 1),
+                _ => {}
             }
         }
         let waiters = std::mem::replace(&mut self.state[idx as usize].on_start, NIL);

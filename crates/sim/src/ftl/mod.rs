@@ -59,6 +59,8 @@ pub trait Ftl {
     /// Checks the FTL's structures against the NAND state (mapping and reverse map agree,
     /// counts add up). Called by tests and verify runs when no command is in flight.
     fn check_invariants(&self, nand: &Nand) -> Result<(), String>;
+    /// Clears the FTL-specific counters of [`Ftl::report`] (at the start of a measurement).
+    fn reset_counters(&mut self) {}
     /// FTL-specific figures for the report.
     fn report(&self) -> serde_json::Value {
         serde_json::Value::Null
@@ -341,6 +343,7 @@ impl<'a> FtlCtx<'a> {
         let die = l.die_of(first);
         let mut op = FlashOp::single(kind, die, first, bus_bytes, issue.cause);
         op.deadline_ns = issue.deadline_ns;
+        op.page = l.page_in_block(ppns[0]);
         if ppns.len() == 1 {
             return Ok(op);
         }

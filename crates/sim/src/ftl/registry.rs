@@ -12,6 +12,8 @@ pub struct FtlEntry {
     pub field_docs: fn(&ExperimentConfig) -> Vec<FieldDoc>,
     /// Checks the `[ftl]` settings against the device.
     pub validate: fn(&ExperimentConfig) -> Result<(), ConfigError>,
+    /// The complete `[ftl]` table, defaults included (what a report records).
+    pub resolve: fn(&ExperimentConfig) -> Result<toml::Table, ConfigError>,
     pub build: fn(&ExperimentConfig) -> Result<Box<dyn Ftl>, ConfigError>,
 }
 
@@ -46,6 +48,11 @@ pub fn entry(config: &ExperimentConfig) -> Result<&'static FtlEntry, ConfigError
 /// Validates the FTL part of a configuration.
 pub fn validate(config: &ExperimentConfig) -> Result<(), ConfigError> {
     (entry(config)?.validate)(config)
+}
+
+/// The complete `[ftl]` table of a configuration, with the FTL's defaults filled in.
+pub fn resolve(config: &ExperimentConfig) -> Result<toml::Table, ConfigError> {
+    (entry(config)?.resolve)(config)
 }
 
 /// Builds the FTL a configuration selects.

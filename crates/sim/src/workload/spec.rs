@@ -287,14 +287,30 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
 /// Parses the compact workload syntax (see [`SPEC_HELP`]) into a checked configuration.
 pub fn parse_spec(spec: &str) -> Result<WorkloadConfig, ConfigError> {
     let spec = spec.trim();
+    if spec.is_empty() {
+        return Err(ConfigError::Syntax {
+            location: "--workload".into(),
+            message: "empty workload; expected KIND[:KEY=VALUE,...], e.g. randwrite:bs=4k,qd=32"
+                .into(),
+        });
+    }
     let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
     let mut w = base_for_kind(kind.trim())?;
+    let mut seen: Vec<String> = Vec::new();
     for item in split_items(rest) {
         let (key, value) = item.split_once('=').ok_or_else(|| ConfigError::Syntax {
             location: format!("--workload {spec}"),
             message: format!("`{item}`: expected KEY=VALUE"),
         })?;
-        apply_key(&mut w, key.trim(), value.trim())?;
+        let key = key.trim();
+        if seen.iter().any(|k| k == key) {
+            return Err(ConfigError::Syntax {
+                location: format!("--workload {spec}"),
+                message: format!("key `{key}` is given twice"),
+            });
+        }
+        seen.push(key.to_string());
+        apply_key(&mut w, key, value.trim())?;
     }
     w.validate()?;
     Ok(w)

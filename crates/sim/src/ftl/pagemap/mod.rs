@@ -51,6 +51,10 @@ pub const ENTRY: FtlEntry = FtlEntry {
             .field_docs()
     },
     validate: |c| PagemapConfig::from_experiment(c).map(|_| ()),
+    resolve: |c| {
+        let (cfg, _) = PagemapConfig::from_experiment(c)?;
+        Ok(toml::Table::try_from(&cfg).expect("pagemap settings serialize"))
+    },
     build: |c| Ok(Box::new(PageMap::new(c)?)),
 };
 
@@ -647,6 +651,10 @@ impl Ftl for PageMap {
 
     fn check_invariants(&self, nand: &Nand) -> Result<(), String> {
         self.check(nand)
+    }
+
+    fn reset_counters(&mut self) {
+        self.stats = PagemapStats::default();
     }
 
     fn report(&self) -> serde_json::Value {
