@@ -193,43 +193,40 @@ fn utilisation(busy: &[u64], window_ns: u64) -> Utilisation {
     }
 }
 
-/// Builds the report of a finished run.
-pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
+fn host_report(sim: &Simulation) -> HostReport {
     let stats = sim.host_stats();
     let elapsed = stats.elapsed_ns();
-    let ops: Vec<OpReport> = Op::ALL
-        .iter()
-        .map(|&op| {
-            let s = stats.op(op);
-            op_report(s.count, s.bytes, &s.latency, elapsed)
-        })
-        .collect();
-    let all_bytes: u64 = Op::ALL.iter().map(|&op| stats.op(op).bytes).sum();
-    let host = HostReport {
-        read: ops[0].clone(),
-        write: ops[1].clone(),
-        trim: ops[2].clone(),
-        flush: ops[3].clone(),
-        all: op_report(stats.completed(), all_bytes, stats.all_latency(), elapsed),
+    let op = |op: Op| {
+        let s = stats.op(op);
+        op_report(s.count, s.bytes, &s.latency, elapsed)
     };
-    let page_bytes = u64::from(sim.nand().layout().page_bytes);
-    let flash = FlashReport {
+    let all_bytes: u64 = Op::ALL.iter().map(|&o| stats.op(o).bytes).sum();
+    HostReport {
+        read: op(Op::Read),
+        write: op(Op::Write),
+        trim: op(Op::Trim),
+        flush: op(Op::Flush),
+        all: op_report(stats.completed(), all_bytes, stats.all_latency(), elapsed),
+    }
+}
+
+fn flash_report(sim: &Simulation) -> FlashReport {
+    FlashReport {
         reads: cause_split(sim, OpKind::Read),
         programs: cause_split(sim, OpKind::Program),
         erases: cause_split(sim, OpKind::Erase),
         oob_reads: cause_split(sim, OpKind::ReadOob),
         oob_programs: cause_split(sim, OpKind::ProgramOob),
         copybacks: cause_split(sim, OpKind::Copyback),
-    };
-    let host_written = stats.op(Op::Write).bytes;
-    let programmed = (flash.programs.total + flash.copybacks.total) * page_bytes;
-    let write_amplification = if host_written > 0 {
-        programmed as f64 / host_written as f64
-    } else {
-        0.0
-    };
-    // Utilisation window: from the start of the measurement to the last completion.
-    let end = stats.last_completion_ns().max(sim.measure_start_ns());
+    }
+}
+
+/// Busy fractions over the window from the start of the measurement to the last completion.
+fn utilisation_report(sim: &Simulation) -> UtilisationReport {
+    let end = sim
+        .host_stats()
+        .last_completion_ns()
+        .max(sim.measure_start_ns());
     let window = end - sim.measure_start_ns();
     let (down, up) = sim.link().busy_ns();
     let frac = |b: u64| {
@@ -239,16 +236,36 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
             0.0
         }
     };
-    let cores = u64::from(sim.config().cpu.cores);
-    let (emin, emean, emax) = sim.nand().erase_count_summary();
+    let cores = u64::from(sim.config().cpu.cores).max(1);
+    UtilisationReport {
+        dies: utilisation(&sim.flash().die_busy_ns(end), window),
+        channels: utilisation(&sim.flash().channel_busy_ns(), window),
+        cpu: frac(sim.cpu_busy_ns() / cores),
+        host_link_down: frac(down),
+        host_link_up: frac(up),
+    }
+}
+
+/// Builds the report of a finished run.
+pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
+    let host = host_report(sim);
+    let flash = flash_report(sim);
     let layout = sim.nand().layout();
-    let config = serde_json::to_value(sim.config()).unwrap_or(serde_json::Value::Null);
+    let page_bytes = u64::from(layout.page_bytes);
+    let host_written = host.write.bytes;
+    let programmed = (flash.programs.total + flash.copybacks.total) * page_bytes;
+    let write_amplification = if host_written > 0 {
+        programmed as f64 / host_written as f64
+    } else {
+        0.0
+    };
+    let (emin, emean, emax) = sim.nand().erase_count_summary();
     Report {
         schema: REPORT_SCHEMA,
         flashlab_version: env!("CARGO_PKG_VERSION"),
         ftl: sim.ftl().name().to_string(),
         preset: sim.config().preset.clone(),
-        config,
+        config: serde_json::to_value(sim.config()).unwrap_or(serde_json::Value::Null),
         workload,
         device: DeviceReport {
             raw_bytes: u64::from(layout.pages()) * page_bytes,
@@ -258,18 +275,12 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
             state_bytes: sim.nand().state_bytes() + sim.ftl().state_bytes(),
         },
         precondition: sim.precondition_summary().cloned(),
-        elapsed_ns: elapsed,
+        elapsed_ns: sim.host_stats().elapsed_ns(),
         host,
         write_amplification,
         flash,
         gc: sim.ftl_counters().clone(),
-        utilisation: UtilisationReport {
-            dies: utilisation(&sim.flash().die_busy_ns(end), window),
-            channels: utilisation(&sim.flash().channel_busy_ns(), window),
-            cpu: frac(sim.cpu_busy_ns() / cores.max(1)),
-            host_link_down: frac(down),
-            host_link_up: frac(up),
-        },
+        utilisation: utilisation_report(sim),
         wear: WearReport {
             erase_count_min: emin,
             erase_count_mean: emean,

@@ -38,6 +38,14 @@ fn op_row(out: &mut String, name: &str, r: &OpReport) {
 /// Renders the headline figures of a report.
 pub fn render_table(r: &Report) -> String {
     let mut out = String::new();
+    header(&mut out, r);
+    host_rows(&mut out, r);
+    flash_rows(&mut out, r);
+    footer(&mut out, r);
+    out
+}
+
+fn header(out: &mut String, r: &Report) {
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     let _ = writeln!(
         out,
@@ -64,16 +72,22 @@ pub fn render_table(r: &Report) -> String {
         );
     }
     let _ = writeln!(out, "simulated time {}", format_ns(r.elapsed_ns as f64));
+}
+
+fn host_rows(out: &mut String, r: &Report) {
     let _ = writeln!(
         out,
         "\n  {:<6} {:>10} {:>11} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "op", "requests", "IOPS", "MB/s", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"
     );
-    op_row(&mut out, "read", &r.host.read);
-    op_row(&mut out, "write", &r.host.write);
-    op_row(&mut out, "trim", &r.host.trim);
-    op_row(&mut out, "flush", &r.host.flush);
-    op_row(&mut out, "all", &r.host.all);
+    op_row(out, "read", &r.host.read);
+    op_row(out, "write", &r.host.write);
+    op_row(out, "trim", &r.host.trim);
+    op_row(out, "flush", &r.host.flush);
+    op_row(out, "all", &r.host.all);
+}
+
+fn flash_rows(out: &mut String, r: &Report) {
     let _ = writeln!(out, "\n  write amplification {:.3}", r.write_amplification);
     let _ = writeln!(
         out,
@@ -101,6 +115,9 @@ pub fn render_table(r: &Report) -> String {
         "  GC: {} victims ({} in background), {} units moved",
         r.gc.gc_runs, r.gc.gc_background_runs, r.gc.gc_units_moved
     );
+}
+
+fn footer(out: &mut String, r: &Report) {
     let u = &r.utilisation;
     let _ = writeln!(
         out,
@@ -124,5 +141,4 @@ pub fn render_table(r: &Report) -> String {
             "  verified: {n} sectors read back matched the last data written"
         );
     }
-    out
 }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, ExperimentConfig};
+use crate::config::{ConfigError, ExperimentConfig, Geometry};
 use crate::nand::OOB_ENTRY_BYTES;
 use crate::settings;
 
@@ -74,6 +74,27 @@ impl PagemapConfig {
 
     fn sizing(&self, config: &ExperimentConfig) -> Result<Sizing, ConfigError> {
         let g = &config.geometry;
+        let units_per_page = self.units_per_page(config)?;
+        let planes_per_program = if self.multi_plane {
+            g.planes_per_die.min(crate::flash::MAX_PLANES_PER_OP as u32)
+        } else {
+            1
+        };
+        let spare_blocks_per_die = self.check_spare_blocks(g, planes_per_program)?;
+        let logical_units = self.logical_units(g, units_per_page)?;
+        let buffer_units = self.buffer_units(g, units_per_page * planes_per_program)?;
+        Ok(Sizing {
+            units_per_page,
+            planes_per_program,
+            logical_units,
+            buffer_units,
+            spare_blocks_per_die,
+        })
+    }
+
+    /// Mapping units per page; the unit must divide the page and its OOB entries must fit.
+    fn units_per_page(&self, config: &ExperimentConfig) -> Result<u32, ConfigError> {
+        let g = &config.geometry;
         let unit = self.mapping_unit_bytes;
         let sector = config.host.sector_bytes;
         if unit % sector != 0 || g.page_bytes % unit != 0 {
@@ -93,15 +114,23 @@ impl PagemapConfig {
             return Err(ConfigError::invalid(
                 "geometry.oob_bytes",
                 g.oob_bytes,
-                format!("pagemap stores a {OOB_ENTRY_BYTES}-byte OOB entry per mapping unit ({units_per_page} per page)"),
+                format!(
+                    "pagemap stores a {OOB_ENTRY_BYTES}-byte OOB entry per mapping unit ({units_per_page} per page)"
+                ),
                 format!("{oob_needed} ..= 16384, or a larger ftl.mapping_unit_bytes"),
             ));
         }
-        let planes_per_program = if self.multi_plane {
-            g.planes_per_die.min(crate::flash::MAX_PLANES_PER_OP as u32)
-        } else {
-            1
-        };
+        Ok(units_per_page)
+    }
+
+    /// Spare blocks per die, checked against what the FTL keeps out of circulation: the open
+    /// host and GC blocks (one per plane of a program) and the foreground reserve.
+    fn check_spare_blocks(
+        &self,
+        g: &Geometry,
+        planes_per_program: u32,
+    ) -> Result<f64, ConfigError> {
+        const MAX_OP: f64 = 0.95;
         if self.gc_background_free_blocks < self.gc_foreground_free_blocks {
             return Err(ConfigError::invalid(
                 "ftl.gc_background_free_blocks",
@@ -111,41 +140,41 @@ impl PagemapConfig {
             ));
         }
         let blocks_per_die = f64::from(g.planes_per_die * g.blocks_per_plane);
-        let spare_blocks_per_die = blocks_per_die * self.over_provisioning;
-        // Frontier blocks (host and GC) plus the foreground reserve, in blocks per die.
-        let frontier = f64::from(2 * planes_per_program);
-        let reserve = f64::from(self.gc_foreground_free_blocks * planes_per_program.max(1));
-        let needed = frontier + reserve;
-        if spare_blocks_per_die < needed {
-            const MAX_OP: f64 = 0.95;
-            let min_op = (needed / blocks_per_die * 1e4).ceil() / 1e4;
-            if min_op > MAX_OP {
-                let min_blocks = (needed / (MAX_OP * f64::from(g.planes_per_die))).ceil();
-                return Err(ConfigError::invalid(
-                    "geometry.blocks_per_plane",
-                    g.blocks_per_plane,
-                    format!(
-                        "the device is too small for pagemap at any ftl.over_provisioning: it needs {needed} \
-                         spare blocks per die (open host and GC blocks plus ftl.gc_foreground_free_blocks)"
-                    ),
-                    format!("{min_blocks} ..= 1048576"),
-                ));
-            }
+        let spare = blocks_per_die * self.over_provisioning;
+        let needed =
+            f64::from(2 * planes_per_program + self.gc_foreground_free_blocks * planes_per_program);
+        if spare >= needed {
+            return Ok(spare);
+        }
+        let what = "open host and GC blocks plus ftl.gc_foreground_free_blocks";
+        let min_op = (needed / blocks_per_die * 1e4).ceil() / 1e4;
+        if min_op > MAX_OP {
+            let min_blocks = (needed / (MAX_OP * f64::from(g.planes_per_die))).ceil();
             return Err(ConfigError::invalid(
-                "ftl.over_provisioning",
-                self.over_provisioning,
+                "geometry.blocks_per_plane",
+                g.blocks_per_plane,
                 format!(
-                    "the device is too small for it: {spare_blocks_per_die:.2} spare blocks per die, \
-                     pagemap needs {needed} (open host and GC blocks plus ftl.gc_foreground_free_blocks)"
+                    "the device is too small for pagemap at any ftl.over_provisioning: it needs {needed} \
+                     spare blocks per die ({what})"
                 ),
-                format!("{min_op} ..= {MAX_OP}, or more geometry.blocks_per_plane"),
+                format!("{min_blocks} ..= 1048576"),
             ));
         }
+        Err(ConfigError::invalid(
+            "ftl.over_provisioning",
+            self.over_provisioning,
+            format!("the device is too small for it: {spare:.2} spare blocks per die, pagemap needs {needed} ({what})"),
+            format!("{min_op} ..= {MAX_OP}, or more geometry.blocks_per_plane"),
+        ))
+    }
+
+    /// Logical units exported: the physical units less the over-provisioning.
+    fn logical_units(&self, g: &Geometry, units_per_page: u32) -> Result<u32, ConfigError> {
         let total_units = g.total_pages() * u64::from(units_per_page);
         if total_units >= u64::from(u32::MAX) {
             return Err(ConfigError::invalid(
                 "ftl.mapping_unit_bytes",
-                unit,
+                self.mapping_unit_bytes,
                 format!("the device would have {total_units} mapping units; pagemap addresses fewer than 2^32"),
                 "a larger mapping unit or a smaller device",
             ));
@@ -159,30 +188,29 @@ impl PagemapConfig {
                 "0.0 ..= 0.95",
             ));
         }
-        let program_units = u64::from(units_per_page * planes_per_program);
+        Ok(logical_units)
+    }
+
+    /// Write-buffer capacity in units: as set, or two programs per die; at least two programs.
+    fn buffer_units(&self, g: &Geometry, program_units: u32) -> Result<u64, ConfigError> {
+        let program_units = u64::from(program_units);
         let dies = u64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
-        let buffer_units = if self.write_buffer_bytes == 0 {
+        let units = if self.write_buffer_bytes == 0 {
             2 * program_units * dies
         } else {
-            self.write_buffer_bytes / u64::from(unit)
+            self.write_buffer_bytes / u64::from(self.mapping_unit_bytes)
         };
-        if buffer_units < 2 * program_units {
+        if units < 2 * program_units {
             return Err(ConfigError::invalid(
                 "ftl.write_buffer_bytes",
                 self.write_buffer_bytes,
                 "must hold at least two programs",
                 format!(
                     "0 (auto) or {} ..= 2^40",
-                    2 * program_units * u64::from(unit)
+                    2 * program_units * u64::from(self.mapping_unit_bytes)
                 ),
             ));
         }
-        Ok(Sizing {
-            units_per_page,
-            planes_per_program,
-            logical_units,
-            buffer_units,
-            spare_blocks_per_die,
-        })
+        Ok(units)
     }
 }
