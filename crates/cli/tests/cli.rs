@@ -23,16 +23,8 @@ const SMALL: &[&str] = &[
     "randrw:count=5000",
 ];
 
-const PRESETS: &[&str] = &[
-    "default",
-    "cosmos",
-    "fmmu-16ch",
-    "mt-board",
-    "nftl-samsung",
-    "nftl-toshiba",
-    "kast-slc",
-    "kast-mlc",
-];
+/// Every preset the library defines (the command line must list and accept each).
+use flashlab_sim::config::PRESETS;
 
 /// What one invocation of the binary did.
 struct Outcome {
