@@ -236,3 +236,23 @@ fn simulations_side_by_side_do_not_interfere() {
     });
     assert_eq!(alone, together);
 }
+
+#[test]
+fn a_16_gib_device_of_4_kib_pages_needs_about_64_mib() {
+    // 16 GiB of 4 KiB pages and 4 KiB mapping units: 4 Mi unit slots of 12-byte OOB entries
+    // and a valid bit, 4-byte L2P entries, block bookkeeping.
+    let config = ExperimentConfig::with_sets(
+        "default",
+        &[
+            "geometry.page_bytes=4096",
+            "geometry.pages_per_block=512",
+            "run.precondition=0.0",
+        ],
+    )
+    .unwrap();
+    assert_eq!(config.geometry.raw_bytes(), 16 << 30);
+    let sim = flashlab_sim::Simulation::new(&config).unwrap();
+    let state = sim.nand().state_bytes() + sim.ftl().state_bytes();
+    let mib = state as f64 / (1 << 20) as f64;
+    assert!(mib <= 66.0, "{mib:.1} MiB of state for 16 GiB");
+}

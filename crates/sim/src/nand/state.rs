@@ -289,9 +289,11 @@ impl Nand {
     }
 
     /// Copies a page to a free page of the same plane without leaving the die (copyback).
-    /// OOB entries, data and valid bits are copied; the FTL invalidates the source units.
+    /// The valid units' OOB entries, the data and the valid bits are copied; the FTL
+    /// invalidates the source units.
     pub fn copyback(&mut self, src: Ppn, dst: Ppn) -> Result<(), NandError> {
         self.check_readable(src)?;
+        self.check_ppn(dst)?;
         let (sb, db) = (self.layout.block_of(src), self.layout.block_of(dst));
         if self.layout.plane_of(sb) != self.layout.plane_of(db) {
             return Err(NandError::CopybackCrossPlane {
@@ -299,22 +301,38 @@ impl Nand {
                 dst_block: db,
             });
         }
-        let upp = self.units_per_page as usize;
-        let entries: Vec<OobEntry> = (0..upp)
-            .map(|i| {
-                let u = src * self.units_per_page + i as u32;
-                if self.is_valid(u) {
-                    self.oob[u as usize]
-                } else {
-                    OobEntry::EMPTY
-                }
-            })
-            .collect();
-        let data: Option<Vec<u64>> = self.payload.as_ref().map(|s| {
+        let page = self.layout.page_in_block(dst);
+        let meta = &mut self.blocks[db as usize];
+        if meta.write_ptr >= self.layout.pages_per_block {
+            return Err(NandError::ProgramWithoutErase { block: db, page });
+        }
+        if page != meta.write_ptr {
+            return Err(NandError::OutOfOrder {
+                block: db,
+                page,
+                write_ptr: meta.write_ptr,
+            });
+        }
+        meta.write_ptr += 1;
+        for slot in 0..self.units_per_page {
+            let (from, to) = (
+                src * self.units_per_page + slot,
+                dst * self.units_per_page + slot,
+            );
+            if self.is_valid(from) {
+                self.oob[to as usize] = self.oob[from as usize];
+                self.set_valid(to, true);
+                self.blocks[db as usize].valid_units += 1;
+            }
+        }
+        if let Some(store) = &mut self.payload {
             let spp = self.sectors_per_page as usize;
-            s[src as usize * spp..(src as usize + 1) * spp].to_vec()
-        });
-        self.program(dst, &entries, data.as_deref())
+            store.copy_within(
+                src as usize * spp..(src as usize + 1) * spp,
+                dst as usize * spp,
+            );
+        }
+        Ok(())
     }
 
     /// Sets flag bits in the OOB entries of a programmed page (a spare-area partial program;
