@@ -6,21 +6,31 @@ use crate::config::{preset, Geometry};
 
 /// Runs commands released at time 0; returns each command's completion time.
 fn run(timing: Timing, geometry: &Geometry, ops: &[(FlashOp, Vec<usize>)]) -> Vec<u64> {
-    let layout = Layout::new(geometry);
-    let mut s = FlashScheduler::new(layout, timing, false);
+    let mut s = FlashScheduler::new(Layout::new(geometry), timing, false);
     let mut q = EventQueue::new();
+    finish(&mut s, &mut q, 0, ops)
+}
+
+/// Submits `ops` (each with the indices of earlier ops it depends on), releases them at `now`
+/// and runs until idle; returns their completion times.
+fn finish(
+    s: &mut FlashScheduler,
+    q: &mut EventQueue,
+    now: u64,
+    ops: &[(FlashOp, Vec<usize>)],
+) -> Vec<u64> {
     let mut ids = Vec::new();
     for (i, (op, deps)) in ops.iter().enumerate() {
         let after: Vec<CmdId> = deps.iter().map(|&d| ids[d]).collect();
         ids.push(s.submit(*op, &after, i as u64 + 1, NIL));
     }
     for id in &ids {
-        s.release(*id, 0, &mut q);
+        s.release(*id, now, q);
     }
     let mut done = vec![0; ops.len()];
     let mut out = Vec::new();
     while let Some((t, ev)) = q.pop() {
-        s.on_event(ev, t, &mut q);
+        s.on_event(ev, t, q);
         s.drain_completions(&mut out);
         for c in out.drain(..) {
             done[(c.token - 1) as usize] = t;
@@ -218,47 +228,32 @@ fn read_first_overtakes_programs_but_not_on_the_same_block() {
     );
 }
 
-/// A read-first scheduler after pages 0..5 of `blk(0)` were programmed.
+/// A read-first scheduler after pages `0..pages` of `blk(0)` were programmed.
 fn programmed_scheduler(pages: u32) -> (FlashScheduler, EventQueue) {
-    let g = small();
     let t = Timing {
         die_queue_policy: QueuePolicy::ReadFirst,
         ..timing()
     };
-    let mut s = FlashScheduler::new(Layout::new(&g), t, false);
+    let mut s = FlashScheduler::new(Layout::new(&small()), t, false);
     let mut q = EventQueue::new();
-    for page in 0..pages {
-        let mut p = op(OpKind::Program, 0, blk(0), 4096);
-        p.page = page;
-        let id = s.submit(p, &[], 0, NIL);
-        s.release(id, 0, &mut q);
-    }
-    while let Some((t, ev)) = q.pop() {
-        s.on_event(ev, t, &mut q);
-    }
+    let programs: Vec<(FlashOp, Vec<usize>)> = (0..pages)
+        .map(|page| {
+            (
+                FlashOp {
+                    page,
+                    ..op(OpKind::Program, 0, blk(0), 4096)
+                },
+                vec![],
+            )
+        })
+        .collect();
+    finish(&mut s, &mut q, 0, &programs);
     (s, q)
 }
 
-/// Releases `ops` at `now` and returns their completion times.
-fn finish(s: &mut FlashScheduler, q: &mut EventQueue, now: u64, ops: &[FlashOp]) -> Vec<u64> {
-    let ids: Vec<CmdId> = ops
-        .iter()
-        .enumerate()
-        .map(|(i, o)| s.submit(*o, &[], i as u64 + 1, NIL))
-        .collect();
-    for id in ids {
-        s.release(id, now, q);
-    }
-    let mut done = vec![0; ops.len()];
-    let mut out = Vec::new();
-    while let Some((t, ev)) = q.pop() {
-        s.on_event(ev, t, q);
-        s.drain_completions(&mut out);
-        for c in out.drain(..) {
-            done[(c.token - 1) as usize] = t;
-        }
-    }
-    done
+/// `ops` without dependencies.
+fn independent(ops: &[FlashOp]) -> Vec<(FlashOp, Vec<usize>)> {
+    ops.iter().map(|o| (*o, vec![])).collect()
 }
 
 #[test]
@@ -272,17 +267,13 @@ fn reads_of_programmed_pages_overtake_a_queued_program_of_their_block() {
     let mut new_page = op(OpKind::Read, 0, blk(0), 4096);
     new_page.page = 5;
     // An erase of another block keeps the die busy while the others queue.
-    let done = finish(
-        &mut s,
-        &mut q,
-        now,
-        &[
-            op(OpKind::Erase, 0, blk(0) + 3, 0),
-            program,
-            old_page,
-            new_page,
-        ],
-    );
+    let ops = independent(&[
+        op(OpKind::Erase, 0, blk(0) + 3, 0),
+        program,
+        old_page,
+        new_page,
+    ]);
+    let done = finish(&mut s, &mut q, now, &ops);
     assert!(
         done[2] < done[1],
         "read of page 2 goes before the program of page 5"
@@ -298,17 +289,13 @@ fn reads_never_pass_a_pending_erase_of_their_block() {
     read.page = 0;
     let mut program = op(OpKind::Program, 0, blk(0), 4096);
     program.page = 0;
-    let done = finish(
-        &mut s,
-        &mut q,
-        now,
-        &[
-            op(OpKind::Erase, 0, blk(0) + 3, 0),
-            op(OpKind::Erase, 0, blk(0), 0),
-            program,
-            read,
-        ],
-    );
+    let ops = independent(&[
+        op(OpKind::Erase, 0, blk(0) + 3, 0),
+        op(OpKind::Erase, 0, blk(0), 0),
+        program,
+        read,
+    ]);
+    let done = finish(&mut s, &mut q, now, &ops);
     assert!(
         done[1] < done[2] && done[2] < done[3],
         "erase, program, read in order: {done:?}"
