@@ -270,25 +270,25 @@ impl Simulation {
 
     /// Runs until no event, call or request is left.
     pub fn run_until_idle(&mut self) -> Result<(), SimError> {
-        loop {
-            self.drain_completions()?;
-            if let Some(call) = self.next_call() {
-                self.run_call(call)?;
-                continue;
-            }
-            if let Some(ev) = self.immediate.pop_front() {
-                self.handle(ev)?;
-                continue;
-            }
-            match self.events.pop() {
-                Some((t, ev)) => {
-                    self.now = t;
-                    self.handle(ev)?;
-                }
-                None => break,
-            }
-        }
+        while self.step()? {}
         Ok(())
+    }
+
+    /// Does the next thing: routes flash completions, then runs a ready FTL call, else handles
+    /// an event due now, else advances time to the next event. False when nothing is left.
+    fn step(&mut self) -> Result<bool, SimError> {
+        self.drain_completions()?;
+        if let Some(call) = self.next_call() {
+            self.run_call(call)?;
+        } else if let Some(ev) = self.immediate.pop_front() {
+            self.handle(ev)?;
+        } else if let Some((t, ev)) = self.events.pop() {
+            self.now = t;
+            self.handle(ev)?;
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     /// Replays `source` to its end, measuring from now; `progress` is called periodically.
@@ -303,18 +303,7 @@ impl Simulation {
         self.source_done = false;
         self.start_source()?;
         let mut reported = 0;
-        loop {
-            self.drain_completions()?;
-            if let Some(call) = self.next_call() {
-                self.run_call(call)?;
-            } else if let Some(ev) = self.immediate.pop_front() {
-                self.handle(ev)?;
-            } else if let Some((t, ev)) = self.events.pop() {
-                self.now = t;
-                self.handle(ev)?;
-            } else {
-                break;
-            }
+        while self.step()? {
             let done = self.stats.completed();
             if done >= reported + 16_384 {
                 reported = done;
@@ -489,31 +478,28 @@ impl Simulation {
         let r = *self.reqs.get(req);
         match r.op {
             Op::Read | Op::Write => {
+                // Write data crosses the link before the FTL sees it (no time when functional).
+                let data_in = r.op == Op::Write && !self.functional;
                 let mut n = 0;
                 for (first, count) in chop(r.first_sector, r.sectors, self.chop_sectors) {
                     n += 1;
-                    let phase = if r.op == Op::Write {
-                        SubPhase::DataIn
-                    } else {
-                        SubPhase::Ftl
-                    };
                     let sub = self.subs.insert(SubState {
                         req,
                         first_sector: first,
                         sectors: count,
-                        phase,
+                        phase: if data_in {
+                            SubPhase::DataIn
+                        } else {
+                            SubPhase::Ftl
+                        },
                         pending_cmds: 0,
                         ftl_done: false,
                     });
-                    if r.op == Op::Write && !self.functional {
-                        let end =
-                            self.link
-                                .transfer(Dir::Down, self.now, count * self.sector_bytes, 0);
+                    if data_in {
+                        let bytes = count * self.sector_bytes;
+                        let end = self.link.transfer(Dir::Down, self.now, bytes, 0);
                         self.at(end, Event::LinkDone { sub });
                     } else {
-                        if r.op == Op::Write {
-                            self.subs.get_mut(sub).phase = SubPhase::Ftl;
-                        }
                         self.calls.push_back(Call::Submit(sub));
                     }
                 }
