@@ -12,7 +12,6 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use super::Simulation;
-use crate::flash::{Cause, OpKind};
 use crate::host::{Op, Request};
 use crate::SimError;
 
@@ -148,19 +147,13 @@ impl Simulation {
         n: u64,
     ) -> Result<f64, SimError> {
         let page_bytes = u64::from(self.nand.layout().page_bytes);
-        let programmed = |s: &Self| {
-            Cause::ALL
-                .iter()
-                .map(|c| s.flash.counters().get(OpKind::Program, *c))
-                .sum::<u64>()
-        };
-        let before = programmed(self);
+        let before = self.flash.counters().programmed_pages();
         for _ in 0..n {
             let u = rng.random_range(0..units);
             self.submit(write(u * unit, unit))?;
             self.run_until_idle()?;
         }
-        let flash_bytes = (programmed(self) - before) * page_bytes;
+        let flash_bytes = (self.flash.counters().programmed_pages() - before) * page_bytes;
         Ok(flash_bytes as f64 / (n * unit) as f64)
     }
 }

@@ -256,6 +256,21 @@ pub struct FlashCounters {
 }
 
 impl FlashCounters {
+    /// Counts one command: a page per plane for reads and programs (a block per plane for
+    /// erases), one page for a copyback.
+    fn record(&mut self, op: &FlashOp) {
+        let units = if op.kind == OpKind::Copyback {
+            1
+        } else {
+            u64::from(op.planes)
+        };
+        self.ops[op.kind.index()][op.cause.index()] += units;
+    }
+    /// Pages written to flash by programs and copybacks, all causes (the numerator of write
+    /// amplification).
+    pub fn programmed_pages(&self) -> u64 {
+        self.total(OpKind::Program) + self.total(OpKind::Copyback)
+    }
     pub fn get(&self, kind: OpKind, cause: Cause) -> u64 {
         self.ops[kind.index()][cause.index()]
     }
@@ -399,12 +414,7 @@ impl FlashScheduler {
     /// (the caller reports its completion with [`FlashScheduler::complete_instant`]).
     pub fn count_instant(&mut self, op: &FlashOp) {
         debug_assert!(self.instant);
-        let units = if op.kind == OpKind::Copyback {
-            1
-        } else {
-            u64::from(op.planes)
-        };
-        self.counters.ops[op.kind.index()][op.cause.index()] += units;
+        self.counters.record(op);
     }
 
     /// Reports the completion of a functional-only command at its release.
@@ -414,12 +424,7 @@ impl FlashScheduler {
 
     /// Submits a command that will start only after it is released and `after` completed.
     pub fn submit(&mut self, op: FlashOp, after: &[CmdId], token: u64, sub: u32) -> CmdId {
-        let units = if op.kind == OpKind::Copyback {
-            1
-        } else {
-            u64::from(op.planes)
-        };
-        self.counters.ops[op.kind.index()][op.cause.index()] += units;
+        self.counters.record(&op);
         self.in_flight += 1;
         let idx = self.alloc_cmd(op, token, sub);
         let gen = self.state[idx as usize].gen;

@@ -543,12 +543,4 @@ mod tests {
             Err(NandError::CopybackCrossPlane { .. })
         ));
     }
-
-    #[test]
-    fn sixteen_gib_of_4k_pages_fits_in_about_64_mib() {
-        // 16 GiB / 4 KiB = 4 Mi pages; one unit per page: 12 B OOB + 1 bit, plus blocks.
-        let per_unit = std::mem::size_of::<OobEntry>() as f64 + 1.0 / 8.0;
-        let bytes = per_unit * (4u64 << 20) as f64;
-        assert!(bytes < 52.0 * (1 << 20) as f64, "{bytes}");
-    }
 }

@@ -253,7 +253,7 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
     let layout = sim.nand().layout();
     let page_bytes = u64::from(layout.page_bytes);
     let host_written = host.write.bytes;
-    let programmed = (flash.programs.total + flash.copybacks.total) * page_bytes;
+    let programmed = sim.flash().counters().programmed_pages() * page_bytes;
     let write_amplification = if host_written > 0 {
         programmed as f64 / host_written as f64
     } else {

@@ -112,10 +112,10 @@ impl SyntheticSource {
             Pattern::Uniform => self.rng.random_range(0..slots) * self.align,
             Pattern::Zipf => {
                 let z = self.zipf.as_ref().expect("zipf pattern has a distribution");
-                let rank = (z.sample(&mut self.rng) as u64).clamp(1, slots.max(1)) - 1;
-                let full = self.zipf_slots();
-                let slot = ((u128::from(rank) * SCATTER_PRIME) % u128::from(full)) as u64;
-                slot.min(slots - 1) * self.align
+                // Ranks are scattered over the range so the hot offsets are not all adjacent.
+                let rank = (z.sample(&mut self.rng) as u64).clamp(1, slots) - 1;
+                let slot = ((u128::from(rank) * SCATTER_PRIME) % u128::from(slots)) as u64;
+                slot * self.align
             }
             Pattern::Hotcold => {
                 let hot = ((slots as f64 * self.w.hot_space) as u64).clamp(1, slots);
@@ -127,10 +127,6 @@ impl SyntheticSource {
                 slot * self.align
             }
         }
-    }
-
-    fn zipf_slots(&self) -> u64 {
-        (self.space_bytes - self.w.block_size.max_bytes()) / self.align + 1
     }
 
     fn op(&mut self) -> Op {
