@@ -22,6 +22,16 @@ def run(
 def parse_workload(spec: str) -> dict[str, Any]:
     """Parses the compact workload syntax into a dict of every ``[workload]`` field."""
 
+def trace_stats(
+    path: str | os.PathLike[str],
+    format: str = "auto",
+    devices: str = "",
+    max_requests: int = 0,
+    skip_bad_lines: bool = False,
+    reorder_window: int = 4096,
+) -> str:
+    """Statistics of a trace file; returns the ``flashlab.trace-stats/1`` document as JSON text."""
+
 def cli(argv: list[str]) -> int:
     """Runs the ``flashlab`` command line (program name first); returns its exit status."""
 

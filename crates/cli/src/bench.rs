@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use flashlab_sim::config::{ConfigSource, ExperimentConfig};
 use flashlab_sim::stats::build_report;
-use flashlab_sim::workload::{RequestSource, SyntheticSource};
+use flashlab_sim::workload::SyntheticSource;
 use flashlab_sim::{SimError, Simulation};
 
 use super::{fail, EXIT_IO};
@@ -152,8 +152,7 @@ fn measure(mode: &'static str, config: &ExperimentConfig) -> Result<Figures, Sim
     sim.precondition()?;
     let t1 = Instant::now();
     let source = SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;
-    let describe = source.describe();
-    sim.run(Box::new(source), &mut |_| {})?;
+    let describe = sim.run(Box::new(source), &mut |_| {})?.describe();
     let run_s = t1.elapsed().as_secs_f64();
     let report = build_report(&sim, describe);
     Ok(Figures {

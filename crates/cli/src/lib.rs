@@ -6,6 +6,7 @@
 
 mod bench;
 mod help;
+mod trace_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -16,6 +17,7 @@ use flashlab_sim::config::{preset, ConfigSource, ExperimentConfig, PRESETS};
 use flashlab_sim::engine::PreconditionProgress;
 use flashlab_sim::ftl::registry;
 use flashlab_sim::stats::{build_report, render_table};
+use flashlab_sim::trace::TraceSource;
 use flashlab_sim::workload::{parse_spec, RequestSource, SyntheticSource};
 use flashlab_sim::{SimError, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -52,6 +54,9 @@ enum Command {
     Ftls,
     /// Measure simulator speed and memory (simulated requests per wall second, peak RSS)
     Bench(bench::BenchArgs),
+    /// Block traces: statistics, format conversion, the formats read, reader speed
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCommand),
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -71,6 +76,15 @@ struct RunArgs {
     /// Synthetic workload, e.g. randwrite:bs=4k,qd=32,count=1e6 (syntax below)
     #[arg(short, long, value_name = "SPEC")]
     workload: Option<String>,
+    /// Replay a block trace instead of the synthetic workload (plain, .gz or .zst)
+    #[arg(short, long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Format of --trace (default: detected; see `flashlab trace formats`)
+    #[arg(long, value_name = "FORMAT")]
+    trace_format: Option<String>,
+    /// Count and skip malformed trace lines instead of stopping at the first
+    #[arg(long)]
+    skip_bad_lines: bool,
     /// Fraction of the logical space to precondition (0 = fresh device)
     #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     precondition: Option<f64>,
@@ -117,6 +131,7 @@ pub fn run(args: Vec<String>) -> i32 {
         Command::Presets { name } => presets_command(name.as_deref()),
         Command::Ftls => ftls_command(),
         Command::Bench(args) => bench::bench_command(&args),
+        Command::Trace(command) => trace_cmd::trace_command(&command),
     }
 }
 
@@ -138,7 +153,7 @@ fn usage_error(e: &clap::Error) -> i32 {
     e.exit_code()
 }
 
-fn fail(err: &SimError) -> i32 {
+pub(crate) fn fail(err: &SimError) -> i32 {
     eprintln!("error: {err}");
     if err.is_input_error() {
         EXIT_INPUT
@@ -159,6 +174,18 @@ fn shortcut_sets(a: &RunArgs) -> Result<Vec<String>, SimError> {
         for (k, v) in table {
             sets.push(format!("workload.{k}={v}"));
         }
+    }
+    if let Some(path) = &a.trace {
+        sets.push(format!(
+            "trace.path={}",
+            toml_string(&path.to_string_lossy())
+        ));
+    }
+    if let Some(format) = &a.trace_format {
+        sets.push(format!("trace.format={}", toml_string(format)));
+    }
+    if a.skip_bad_lines {
+        sets.push("trace.skip_bad_lines=true".into());
     }
     if let Some(p) = a.precondition {
         sets.push(format!("run.precondition={}", toml::Value::Float(p)));
@@ -267,8 +294,7 @@ fn simulate(
         }
     }
     let preconditioned = Instant::now();
-    let source = SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;
-    let describe = source.describe();
+    let source = make_source(config, &sim)?;
     let bar = show_progress.then(|| {
         let bar = ProgressBar::new(source.expected_requests().unwrap_or(0));
         bar.set_style(
@@ -279,7 +305,7 @@ fn simulate(
         );
         bar
     });
-    sim.run(Box::new(source), &mut |p| {
+    let source = sim.run(source, &mut |p| {
         if let Some(bar) = &bar {
             bar.set_position(p.completed);
             bar.set_message(format!("{:.3} s simulated", p.simulated_ns as f64 / 1e9));
@@ -287,6 +313,12 @@ fn simulate(
     })?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
+    }
+    let describe = source.describe();
+    if let Some(warnings) = describe.get("warnings").and_then(|n| n.as_array()) {
+        for note in warnings.iter().filter_map(|n| n.as_str()) {
+            eprintln!("warning: {note}");
+        }
     }
     if config.run.verify {
         sim.check_invariants().map_err(|message| SimError::Ftl {
@@ -299,6 +331,23 @@ fn simulate(
         run: preconditioned.elapsed(),
     };
     Ok((build_report(&sim, describe), wall))
+}
+
+/// The trace or synthetic workload of `config`; a trace's detected format is announced.
+fn make_source(
+    config: &ExperimentConfig,
+    sim: &Simulation,
+) -> Result<Box<dyn RequestSource>, SimError> {
+    if !config.trace.enabled() {
+        let source = SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;
+        return Ok(Box::new(source));
+    }
+    let sector = u64::from(config.host.sector_bytes);
+    let source = TraceSource::new(&config.trace, sim.logical_bytes(), sector)?;
+    for note in source.notes() {
+        eprintln!("note: {note}");
+    }
+    Ok(Box::new(source))
 }
 
 fn precondition_bar(config: &ExperimentConfig, logical_bytes: u64) -> ProgressBar {

@@ -5,9 +5,12 @@
 //! so several runs can proceed in parallel from Python threads.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use flashlab_sim::config::{ConfigSource, PRESETS};
+use flashlab_sim::trace::{
+    FormatChoice, OrderOptions, Ordered, ReadOptions, TraceConfig, TraceReader,
+};
 use flashlab_sim::{ExperimentConfig, Progress, SimError};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -98,6 +101,84 @@ fn parse_workload(py: Python<'_>, spec: String) -> PyResult<Py<PyAny>> {
     Ok(value.unbind())
 }
 
+/// Statistics of a trace file, as JSON text of the same document as `flashlab trace stats
+/// --json` (schema `flashlab.trace-stats/1`): file, format, compression, lines, bad_lines and
+/// stats.
+///
+/// `format` is a `--trace-format` value (`auto` detects); `devices` a device list such as
+/// `0,3` (empty: all); `max_requests` 0 reads them all; `reorder_window` requests are held to
+/// put an unsorted trace in time order.
+#[pyfunction]
+#[pyo3(signature = (
+    path,
+    format = String::from("auto"),
+    devices = String::new(),
+    max_requests = 0,
+    skip_bad_lines = false,
+    reorder_window = 4096,
+))]
+fn trace_stats(
+    py: Python<'_>,
+    path: PathBuf,
+    format: String,
+    devices: String,
+    max_requests: u64,
+    skip_bad_lines: bool,
+    reorder_window: usize,
+) -> PyResult<String> {
+    py.detach(move || {
+        let format = FormatChoice::parse(&format).map_err(|message| {
+            sim_error(SimError::Input {
+                location: "format".to_string(),
+                message,
+            })
+        })?;
+        let devices = TraceConfig {
+            devices,
+            ..Default::default()
+        }
+        .device_list()
+        .map_err(config_error)?;
+        let reader = TraceReader::open(
+            &path,
+            &ReadOptions {
+                format,
+                skip_bad_lines,
+            },
+        )
+        .map_err(sim_error)?;
+        let mut stream = Ordered::new(
+            reader,
+            OrderOptions {
+                devices,
+                reorder_window,
+                max_requests,
+                max_duration_ns: 0,
+            },
+        );
+        let stats =
+            flashlab_sim::trace::trace_stats(&mut stream, &mut |_| {}).map_err(sim_error)?;
+        Ok(stats_json(&path, stream.reader(), &stats).to_string())
+    })
+}
+
+/// The `flashlab trace stats --json` document.
+fn stats_json(
+    path: &Path,
+    reader: &TraceReader,
+    stats: &flashlab_sim::trace::TraceStats,
+) -> serde_json::Value {
+    serde_json::json!({
+        "schema": "flashlab.trace-stats/1",
+        "file": path.display().to_string(),
+        "format": reader.format().name(),
+        "compression": reader.compression().name(),
+        "lines": reader.lines_read(),
+        "bad_lines": reader.bad_lines(),
+        "stats": stats,
+    })
+}
+
 /// Runs the `flashlab` command line with `argv` (program name first) and returns its exit
 /// status. Output goes straight to the process's stdout and stderr.
 #[pyfunction]
@@ -132,6 +213,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", version())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(parse_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

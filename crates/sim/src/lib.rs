@@ -28,6 +28,7 @@ pub mod host;
 pub mod nand;
 pub mod stats;
 pub mod testing;
+pub mod trace;
 pub mod verify;
 pub mod workload;
 
@@ -68,8 +69,25 @@ impl SimError {
     }
 }
 
-/// Runs one experiment: builds the device, preconditions it, replays the configured synthetic
-/// workload with full timing (or functionally), checks invariants in verify runs, and reports.
+/// The request source a configuration asks for: its trace when `trace.path` is set, else its
+/// synthetic workload.
+pub fn workload_source(
+    config: &ExperimentConfig,
+    sim: &Simulation,
+) -> Result<Box<dyn workload::RequestSource>, SimError> {
+    if config.trace.enabled() {
+        let sector = u64::from(config.host.sector_bytes);
+        let source = trace::TraceSource::new(&config.trace, sim.logical_bytes(), sector)?;
+        Ok(Box::new(source))
+    } else {
+        let source =
+            workload::SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;
+        Ok(Box::new(source))
+    }
+}
+
+/// Runs one experiment: builds the device, preconditions it, replays the configured trace or
+/// synthetic workload with full timing (or functionally), checks invariants in verify runs, and reports.
 pub fn run_experiment(
     config: &ExperimentConfig,
     progress: &mut dyn FnMut(Progress),
@@ -78,10 +96,9 @@ pub fn run_experiment(
     if config.run.precondition > 0.0 {
         sim.precondition()?;
     }
-    let source =
-        workload::SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;
-    let describe = workload::RequestSource::describe(&source);
-    sim.run(Box::new(source), progress)?;
+    let source = workload_source(config, &sim)?;
+    let source = sim.run(source, progress)?;
+    let describe = source.describe();
     if config.run.verify {
         sim.check_invariants().map_err(|message| SimError::Ftl {
             ftl: sim.ftl().name(),

@@ -23,6 +23,7 @@ use super::{
     preset, preset_names, ConfigError, CpuConfig, DeviceConfig, Geometry, HostConfig, Timing,
 };
 use crate::settings;
+use crate::trace::TraceConfig;
 use crate::workload::WorkloadConfig;
 
 settings! {
@@ -57,6 +58,8 @@ pub struct ExperimentConfig {
     /// FTL name and its settings (checked by the FTL's registry entry).
     pub ftl: toml::Table,
     pub workload: WorkloadConfig,
+    /// Trace replay; when `trace.path` is set it replaces the synthetic workload.
+    pub trace: TraceConfig,
     pub run: RunConfig,
 }
 
@@ -73,6 +76,7 @@ impl Default for ExperimentConfig {
             cpu: CpuConfig::default(),
             ftl,
             workload: WorkloadConfig::default(),
+            trace: TraceConfig::default(),
             run: RunConfig::default(),
         }
     }
@@ -154,6 +158,7 @@ impl ExperimentConfig {
         self.device().validate()?;
         self.run.check_ranges()?;
         self.workload.validate()?;
+        self.trace.validate()?;
         crate::ftl::registry::validate(self)?;
         Ok(())
     }

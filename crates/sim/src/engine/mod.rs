@@ -52,7 +52,24 @@ struct ReqState {
     deadline_ns: u64,
     subs_left: u32,
     version: u64,
+    /// Counted in the statistics (false for a source's warm-up prefix).
+    measured: bool,
 }
+
+/// A finished host request, as given to a [`RequestObserver`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompletedRequest {
+    pub op: Op,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    pub arrival_ns: u64,
+    pub completion_ns: u64,
+    /// Whether the request counts in the statistics (not part of a warm-up prefix).
+    pub measured: bool,
+}
+
+/// Called with every completed request (per-request logs, tests).
+pub type RequestObserver = Box<dyn FnMut(&CompletedRequest)>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SubPhase {
@@ -111,7 +128,12 @@ pub struct Simulation {
     stats: HostStats,
     source: Option<Box<dyn RequestSource>>,
     source_done: bool,
-    next_open: Option<Request>,
+    next_open: Option<(Request, bool)>,
+    /// When the current source started (open-loop arrival times are relative to it).
+    source_start_ns: u64,
+    /// A warm-up prefix is running: measurements restart at the first measured request.
+    warming_up: bool,
+    observer: Option<RequestObserver>,
     requests_admitted: u64,
     next_version: u64,
     sector_bytes: u64,
@@ -174,6 +196,9 @@ impl Simulation {
             source: None,
             source_done: true,
             next_open: None,
+            source_start_ns: 0,
+            warming_up: false,
+            observer: None,
             requests_admitted: 0,
             next_version: 0,
             sector_bytes,
@@ -265,7 +290,12 @@ impl Simulation {
             arrival_ns: request.arrival_ns.max(self.now),
             ..request
         };
-        self.admit(request)
+        self.admit(request, true)
+    }
+
+    /// Calls `observer` with every request completed from now on.
+    pub fn set_observer(&mut self, observer: RequestObserver) {
+        self.observer = Some(observer);
     }
 
     /// Runs until no event, call or request is left.
@@ -291,13 +321,17 @@ impl Simulation {
         Ok(true)
     }
 
-    /// Replays `source` to its end, measuring from now; `progress` is called periodically.
+    /// Replays `source` to its end, measuring from now (or from the end of the source's
+    /// warm-up prefix); `progress` is called periodically. Gives the source back, so it can
+    /// describe what it did.
     pub fn run(
         &mut self,
         source: Box<dyn RequestSource>,
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<(), SimError> {
+    ) -> Result<Box<dyn RequestSource>, SimError> {
         self.reset_measurements();
+        self.source_start_ns = self.now;
+        self.warming_up = false;
         let expected = source.expected_requests();
         self.source = Some(source);
         self.source_done = false;
@@ -319,8 +353,7 @@ impl Simulation {
             expected,
             simulated_ns: self.now,
         });
-        self.source = None;
-        Ok(())
+        Ok(self.source.take().expect("the source stays during a run"))
     }
 
     fn start_source(&mut self) -> Result<(), SimError> {
@@ -348,17 +381,21 @@ impl Simulation {
             return Ok(false);
         }
         if let Some(limit) = source.duration_ns() {
-            if self.now >= self.measure_start_ns + limit {
+            if self.now >= self.source_start_ns + limit {
                 self.source_done = true;
                 return Ok(false);
             }
         }
         match source.next_request(self.now)? {
             Some(r) => {
-                self.admit(Request {
-                    arrival_ns: self.now,
-                    ..r
-                })?;
+                let measured = !source.in_warmup();
+                self.admit(
+                    Request {
+                        arrival_ns: self.now,
+                        ..r
+                    },
+                    measured,
+                )?;
                 Ok(true)
             }
             None => {
@@ -375,11 +412,15 @@ impl Simulation {
         };
         match source.next_request(self.now)? {
             Some(r) => {
-                let at = self.measure_start_ns + r.arrival_ns;
-                self.next_open = Some(Request {
-                    arrival_ns: at,
-                    ..r
-                });
+                let at = self.source_start_ns + r.arrival_ns;
+                let measured = !source.in_warmup();
+                self.next_open = Some((
+                    Request {
+                        arrival_ns: at,
+                        ..r
+                    },
+                    measured,
+                ));
                 self.events.schedule(at.max(self.now), Event::Arrival);
             }
             None => self.source_done = true,
@@ -387,8 +428,14 @@ impl Simulation {
         Ok(())
     }
 
-    fn admit(&mut self, r: Request) -> Result<(), SimError> {
+    fn admit(&mut self, r: Request, measured: bool) -> Result<(), SimError> {
         self.requests_admitted += 1;
+        if !measured {
+            self.warming_up = true;
+        } else if self.warming_up {
+            self.warming_up = false;
+            self.reset_measurements();
+        }
         let (first, count) = self.check_request(&r)?;
         let version = if r.op == Op::Write {
             self.next_version += 1;
@@ -409,6 +456,7 @@ impl Simulation {
             deadline_ns,
             subs_left: 0,
             version,
+            measured,
         });
         if self.order.arrive(id, r.op, first, count) {
             self.start_request(id);
@@ -565,13 +613,25 @@ impl Simulation {
         let r = *self.reqs.get(req);
         self.reqs.remove(req);
         let latency = self.now - r.arrival_ns;
-        self.stats.record(
-            r.op,
-            r.sectors * self.sector_bytes,
-            r.arrival_ns,
-            self.now,
-            latency,
-        );
+        if r.measured {
+            self.stats.record(
+                r.op,
+                r.sectors * self.sector_bytes,
+                r.arrival_ns,
+                self.now,
+                latency,
+            );
+        }
+        if let Some(observer) = &mut self.observer {
+            observer(&CompletedRequest {
+                op: r.op,
+                offset_bytes: r.first_sector * self.sector_bytes,
+                len_bytes: r.sectors * self.sector_bytes,
+                arrival_ns: r.arrival_ns,
+                completion_ns: self.now,
+                measured: r.measured,
+            });
+        }
         if let Some(shadow) = &mut self.shadow {
             match r.op {
                 Op::Write => shadow.write(r.first_sector, r.sectors, r.version),
@@ -733,11 +793,11 @@ impl Simulation {
                 Ok(())
             }
             Event::Arrival => {
-                let r = self
+                let (r, measured) = self
                     .next_open
                     .take()
                     .expect("an arrival event has a request");
-                self.admit(r)?;
+                self.admit(r, measured)?;
                 self.pull_open()
             }
         }

@@ -61,6 +61,9 @@ fn header(out: &mut String, r: &Report) {
     if let Some(spec) = r.workload.get("spec").and_then(|s| s.as_str()) {
         let _ = writeln!(out, "workload {spec}");
     }
+    if r.workload.get("kind").and_then(|k| k.as_str()) == Some("trace") {
+        trace_lines(out, &r.workload);
+    }
     if let Some(p) = &r.precondition {
         let _ = writeln!(
             out,
@@ -141,4 +144,45 @@ fn footer(out: &mut String, r: &Report) {
             "  verified: {n} sectors read back matched the last data written"
         );
     }
+}
+
+/// What a trace replay did: file, format, pacing, address placement.
+fn trace_lines(out: &mut String, w: &serde_json::Value) {
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
+    let num = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let replay = &w["replay"];
+    let pacing = if replay["mode"] == "closed" {
+        format!("closed loop at QD {}", num(&replay["queue_depth"]))
+    } else {
+        format!(
+            "open loop at the trace's timestamps x{}",
+            replay["speedup"].as_f64().unwrap_or(1.0)
+        )
+    };
+    let summary = &w["summary"];
+    let _ = writeln!(
+        out,
+        "trace {} ({}), {} requests, {pacing}",
+        text(&w["name"]),
+        text(&w["format"]),
+        num(&summary["requests"]),
+    );
+    let a = &summary["address"];
+    let mut placement = format!("  addresses: {}", text(&a["mode"]));
+    if a["mode"] == "compact" {
+        placement.push_str(&format!(
+            ", {:.3} GiB of holes removed from a {:.3} GiB span, {:.3} GiB used",
+            gib(num(&a["removed_bytes"])),
+            gib(num(&a["trace_span_bytes"])),
+            gib(num(&a["mapped_bytes"]))
+        ));
+    }
+    let warmup = num(&summary["warmup_requests"]);
+    if warmup > 0 {
+        placement.push_str(&format!(
+            "; first {warmup} requests are warm-up (not counted)"
+        ));
+    }
+    let _ = writeln!(out, "{placement}");
 }

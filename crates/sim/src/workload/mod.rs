@@ -35,7 +35,12 @@ pub trait RequestSource {
     fn duration_ns(&self) -> Option<u64> {
         None
     }
-    /// Description for reports.
+    /// Whether the request just returned belongs to a warm-up prefix, left out of the
+    /// statistics (measurements restart at the first request that does not).
+    fn in_warmup(&self) -> bool {
+        false
+    }
+    /// Description for reports (asked after the run, so it may say what the run consumed).
     fn describe(&self) -> serde_json::Value;
 }
 

@@ -1,0 +1,451 @@
+//! `flashlab trace`: statistics of a trace, conversion between formats, the list of formats
+//! with sample lines, and a reader-speed benchmark on generated files.
+
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use flashlab_sim::trace::formats::{blkparse, disksim, fio, generic, msr, spc};
+use flashlab_sim::trace::{
+    render_stats, trace_stats, Compression, FormatChoice, OrderOptions, Ordered, ReadOptions,
+    TraceFormat, TraceReader, TraceRecord, TraceWriter, FORMAT_NAMES,
+};
+use flashlab_sim::SimError;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::{fail, EXIT_INPUT, EXIT_IO};
+
+#[derive(clap::Subcommand, Debug)]
+pub enum TraceCommand {
+    /// Requests, operations, bytes, sizes, footprint, sequentiality, inter-arrival times
+    Stats(StatsArgs),
+    /// Convert a trace to another format (output compressed by its .gz or .zst extension)
+    Convert(ConvertArgs),
+    /// List the formats read, with a sample line each
+    Formats,
+    /// Measure reading speed (lines per second) of every reader on generated files
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct InputArgs {
+    /// Trace file (plain, gzip or zstd)
+    file: PathBuf,
+    /// Format (default: detected; see `flashlab trace formats`)
+    #[arg(short, long, value_name = "FORMAT", default_value = "auto")]
+    format: String,
+    /// Only these devices, e.g. 0,3 (blkparse: 8:0)
+    #[arg(long, value_name = "LIST")]
+    devices: Option<String>,
+    /// Count and skip malformed lines instead of stopping at the first
+    #[arg(long)]
+    skip_bad_lines: bool,
+    /// Read at most this many requests
+    #[arg(long, value_name = "N")]
+    max_requests: Option<u64>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Requests held to put an unsorted trace in time order
+    #[arg(long, default_value_t = 4096)]
+    reorder_window: usize,
+    /// Write the statistics as JSON to FILE (`-` for standard output)
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Do not print the table
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Output file (`-` for standard output)
+    output: PathBuf,
+    /// Output format: msr, spc, disksim-ms, disksim-ns, blkparse-q, fio
+    #[arg(long, value_name = "FORMAT")]
+    to: String,
+    /// Shift times so the first request is at 0
+    #[arg(long)]
+    rebase_time: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Lines per generated file
+    #[arg(long, default_value_t = 10_000_000)]
+    lines: u64,
+    /// Folder for the generated files (deleted after use)
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+}
+
+pub fn trace_command(command: &TraceCommand) -> i32 {
+    match command {
+        TraceCommand::Stats(a) => stats_command(a),
+        TraceCommand::Convert(a) => convert_command(a),
+        TraceCommand::Formats => formats_command(),
+        TraceCommand::Bench(a) => bench_command(a),
+    }
+}
+
+fn input_error(field: &str, message: String) -> SimError {
+    SimError::Input {
+        location: field.to_string(),
+        message,
+    }
+}
+
+fn open_reader(a: &InputArgs) -> Result<TraceReader, SimError> {
+    let format = FormatChoice::parse(&a.format).map_err(|e| input_error("--format", e))?;
+    let reader = TraceReader::open(
+        &a.file,
+        &ReadOptions {
+            format,
+            skip_bad_lines: a.skip_bad_lines,
+        },
+    )?;
+    for note in reader.notes() {
+        eprintln!("note: {note}");
+    }
+    Ok(reader)
+}
+
+fn device_list(a: &InputArgs) -> Result<Vec<u32>, SimError> {
+    let config = flashlab_sim::trace::TraceConfig {
+        devices: a.devices.clone().unwrap_or_default(),
+        ..Default::default()
+    };
+    Ok(config.device_list()?)
+}
+
+fn warn_bad_lines(reader: &TraceReader) {
+    if reader.bad_lines() > 0 {
+        eprintln!(
+            "warning: skipped {} malformed lines; the first: {}",
+            reader.bad_lines(),
+            reader.bad_examples().join(" | ")
+        );
+    }
+}
+
+/// A progress bar over the bytes of the file, on a terminal.
+fn file_bar(reader: &TraceReader) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(reader.file_progress().1);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {msg} [{elapsed} < {eta}]")
+            .expect("valid template"),
+    );
+    Some(bar)
+}
+
+fn stats_command(a: &StatsArgs) -> i32 {
+    let result = (|| {
+        let reader = open_reader(&a.input)?;
+        let bar = file_bar(&reader);
+        let mut stream = Ordered::new(
+            reader,
+            OrderOptions {
+                devices: device_list(&a.input)?,
+                reorder_window: a.reorder_window,
+                max_requests: a.input.max_requests.unwrap_or(0),
+                max_duration_ns: 0,
+            },
+        );
+        let stats = trace_stats(&mut stream, &mut |s| {
+            if let Some(bar) = &bar {
+                bar.set_position(s.reader().file_progress().0);
+                bar.set_message(format!("{} requests", s.emitted()));
+            }
+        })?;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        warn_bad_lines(stream.reader());
+        Ok::<_, SimError>((stats, stream))
+    })();
+    let (stats, stream) = match result {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let reader = stream.reader();
+    let to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    if !a.quiet {
+        let header = format!(
+            "{} ({}, {} compression, {} lines)\n",
+            a.input.file.display(),
+            reader.format(),
+            reader.compression().name(),
+            reader.lines_read()
+        );
+        let text = header + &render_stats(&stats);
+        if to_stdout {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+    }
+    if let Some(path) = &a.json {
+        let json = serde_json::json!({
+            "schema": "flashlab.trace-stats/1",
+            "file": a.input.file.display().to_string(),
+            "format": reader.format().name(),
+            "compression": reader.compression().name(),
+            "lines": reader.lines_read(),
+            "bad_lines": reader.bad_lines(),
+            "stats": stats,
+        });
+        let text = serde_json::to_string_pretty(&json).expect("stats serialize") + "\n";
+        let written = if to_stdout {
+            std::io::stdout().write_all(text.as_bytes())
+        } else {
+            std::fs::write(path, text)
+        };
+        if let Err(e) = written {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_IO;
+        }
+    }
+    0
+}
+
+/// An output stream, compressed as the file name's extension says.
+fn create_output(path: &Path) -> std::io::Result<Box<dyn Write>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(BufWriter::new(std::io::stdout())));
+    }
+    let file = BufWriter::with_capacity(1 << 18, File::create(path)?);
+    Ok(match Compression::from_extension(path) {
+        Compression::None => Box::new(file),
+        Compression::Gzip => Box::new(flate2::write::GzEncoder::new(
+            file,
+            flate2::Compression::default(),
+        )),
+        Compression::Zstd => Box::new(zstd::stream::write::Encoder::new(file, 3)?.auto_finish()),
+    })
+}
+
+fn convert_command(a: &ConvertArgs) -> i32 {
+    let Some(to) = TraceFormat::from_name(&a.to).filter(TraceFormat::writable) else {
+        eprintln!(
+            "error: --to {}: expected one of msr, spc, disksim-ms, disksim-ns, blkparse-q, fio",
+            a.to
+        );
+        return EXIT_INPUT;
+    };
+    let mut reader = match open_reader(&a.input) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let devices = match device_list(&a.input) {
+        Ok(d) => d,
+        Err(e) => return fail(&e),
+    };
+    let mut out = match create_output(&a.output) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", a.output.display());
+            return EXIT_IO;
+        }
+    };
+    let mut writer = match TraceWriter::new(to, out.as_mut()) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", a.output.display());
+            return EXIT_IO;
+        }
+    };
+    let (mut written, mut dropped, mut read) = (0u64, 0u64, 0u64);
+    let mut origin = None;
+    let limit = a.input.max_requests.unwrap_or(u64::MAX);
+    loop {
+        let record = match reader.next_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => return fail(&e),
+        };
+        if !devices.is_empty() && !devices.contains(&record.device) {
+            continue;
+        }
+        if read == limit {
+            break;
+        }
+        read += 1;
+        let origin = *origin.get_or_insert(record.time_ns);
+        let record = TraceRecord {
+            time_ns: if a.rebase_time {
+                record.time_ns.saturating_sub(origin)
+            } else {
+                record.time_ns
+            },
+            ..record
+        };
+        match writer.write(&record) {
+            Ok(true) => written += 1,
+            Ok(false) => dropped += 1,
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", a.output.display());
+                return EXIT_IO;
+            }
+        }
+    }
+    drop(writer);
+    if let Err(e) = out.flush() {
+        eprintln!("error: cannot write {}: {e}", a.output.display());
+        return EXIT_IO;
+    }
+    drop(out);
+    warn_bad_lines(&reader);
+    if dropped > 0 {
+        eprintln!(
+            "warning: {dropped} trims/flushes dropped: the {} format has none",
+            a.to
+        );
+    }
+    eprintln!(
+        "converted {written} requests from {} ({}) to {}",
+        a.input.file.display(),
+        reader.format(),
+        a.to
+    );
+    0
+}
+
+fn formats_command() -> i32 {
+    println!("Trace formats (--trace-format / --format); compression (gzip, zstd) is detected.\n");
+    for (name, about) in FORMAT_NAMES {
+        println!(
+            "  {name:<12} {}",
+            super::help::wrap(about, 84).replace('\n', "\n               ")
+        );
+    }
+    println!("\nSample lines:");
+    let samples = [
+        ("msr", msr::SAMPLE),
+        ("spc", spc::SAMPLE),
+        ("disksim-ms", disksim::SAMPLE_MS),
+        ("disksim-ns", disksim::SAMPLE_NS),
+        ("blkparse", blkparse::SAMPLE),
+        ("fio", fio::SAMPLE),
+        ("generic", generic::SAMPLE),
+    ];
+    for (name, line) in samples {
+        println!("  {name:<12} {line}");
+    }
+    println!(
+        "\nUnits: msr filetime (100 ns) and bytes; spc seconds, 512 B sectors (LBA) and bytes (size);\n\
+         disksim ms or ns, 512 B sectors; blkparse seconds, 512 B sectors; fio v3 microseconds, bytes.\n\
+         Blank lines and lines starting with # are skipped; \\r\\n endings are accepted."
+    );
+    0
+}
+
+/// Generated requests: mixed sizes and offsets over 1 TiB, a few devices, increasing times.
+fn generated(i: u64, rng: &mut rand_pcg::Pcg64Mcg) -> TraceRecord {
+    use rand::Rng;
+    let op = if rng.random_bool(0.6) {
+        flashlab_sim::host::Op::Read
+    } else {
+        flashlab_sim::host::Op::Write
+    };
+    TraceRecord {
+        time_ns: i * 1_234_567 + rng.random_range(0..1000) * 1000,
+        device: rng.random_range(0..4),
+        op,
+        offset_bytes: rng.random_range(0..(1u64 << 28)) * 4096,
+        len_bytes: 4096 << rng.random_range(0..5),
+    }
+}
+
+fn bench_command(a: &BenchArgs) -> i32 {
+    let dir = a.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let cases: Vec<(&str, TraceFormat, FormatChoice, &str)> = vec![
+        ("msr", TraceFormat::Msr, FormatChoice::Exact(TraceFormat::Msr), "csv"),
+        ("msr (gzip)", TraceFormat::Msr, FormatChoice::Exact(TraceFormat::Msr), "csv.gz"),
+        ("spc", TraceFormat::Spc, FormatChoice::Exact(TraceFormat::Spc), "spc"),
+        ("disksim-ms", TraceFormat::from_name("disksim-ms").expect("known"), FormatChoice::parse("disksim-ms").expect("known"), "ms.trace"),
+        ("disksim-ns", TraceFormat::from_name("disksim-ns").expect("known"), FormatChoice::parse("disksim-ns").expect("known"), "ns.trace"),
+        ("blkparse-q", TraceFormat::from_name("blkparse-q").expect("known"), FormatChoice::parse("blkparse-q").expect("known"), "blkparse"),
+        ("fio", TraceFormat::Fio, FormatChoice::Exact(TraceFormat::Fio), "iolog"),
+        (
+            "generic",
+            TraceFormat::from_name("disksim-ns").expect("known"),
+            FormatChoice::parse("generic:time=1:ns,device=2,offset=3:sectors,size=4:sectors,op=5,read=1,write=0,sep=space").expect("valid"),
+            "generic",
+        ),
+    ];
+    println!(
+        "flashlab trace bench: {} lines per file, in {}",
+        a.lines,
+        dir.display()
+    );
+    println!(
+        "{:<12} {:>10} {:>14} {:>10} {:>8}",
+        "reader", "file MB", "lines/s", "MB/s", "seconds"
+    );
+    for (name, write_as, read_as, ext) in cases {
+        let path = dir.join(format!("flashlab-bench-{}.{ext}", std::process::id()));
+        let result = bench_one(&path, a.lines, write_as, read_as);
+        let _ = std::fs::remove_file(&path);
+        match result {
+            Ok((bytes, lines, secs)) => println!(
+                "{name:<12} {:>10.1} {:>14.0} {:>10.1} {secs:>8.2}",
+                bytes as f64 / 1e6,
+                lines as f64 / secs,
+                bytes as f64 / 1e6 / secs
+            ),
+            Err(e) => return fail(&e),
+        }
+    }
+    0
+}
+
+/// Writes `lines` generated requests to `path`, then times reading them back.
+fn bench_one(
+    path: &Path,
+    lines: u64,
+    write_as: TraceFormat,
+    read_as: FormatChoice,
+) -> Result<(u64, u64, f64), SimError> {
+    use rand::SeedableRng;
+    let io = |e: std::io::Error| input_error(&path.display().to_string(), e.to_string());
+    {
+        let mut out = create_output(path).map_err(io)?;
+        let mut writer = TraceWriter::new(write_as, out.as_mut()).map_err(io)?;
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+        for i in 0..lines {
+            writer.write(&generated(i, &mut rng)).map_err(io)?;
+        }
+        drop(writer);
+        out.flush().map_err(io)?;
+    }
+    let bytes = std::fs::metadata(path).map_err(io)?.len();
+    let started = Instant::now();
+    let mut reader = TraceReader::open(
+        path,
+        &ReadOptions {
+            format: read_as,
+            skip_bad_lines: false,
+        },
+    )?;
+    let mut count = 0u64;
+    while reader.next_record()?.is_some() {
+        count += 1;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    if count != lines {
+        return Err(input_error(
+            &path.display().to_string(),
+            format!("read {count} requests back, wrote {lines}"),
+        ));
+    }
+    Ok((bytes, reader.lines_read(), secs))
+}
