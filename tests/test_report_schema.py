@@ -36,6 +36,7 @@ TYPES: dict[str, tuple[type, ...]] = {
     "boolean": (bool,),
     "object": (dict,),
     "array of fraction": (list,),
+    "array": (list,),
     "null": (type(None),),
 }
 
@@ -51,10 +52,10 @@ def expand(path: str) -> list[str]:
     return [p for alt in match.group(1).split(",") for p in expand(head + alt.strip() + tail)]
 
 
-def documented_fields() -> dict[str, str]:
-    """Key path -> documented type, from the "Report fields" table of the doc."""
+def documented_fields(heading: str = "Report fields") -> dict[str, str]:
+    """Key path -> documented type, from the table under `## heading` in the doc."""
     text = DOC.read_text(encoding="utf-8")
-    start = text.index("\n## Report fields")
+    start = text.index(f"\n## {heading}")
     end = text.find("\n## ", start + 1)
     section = text[start : end if end >= 0 else len(text)]
     fields: dict[str, str] = {}
@@ -165,3 +166,29 @@ def test_not_preconditioned_is_null() -> None:
     fresh = flashlab.run("default", **{**SMALL, "precondition": 0.0})
     assert fresh["precondition"] is None
     assert fresh["host"]["all"]["count"] == COUNT
+
+
+TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "mqsim_tpcc-small.trace"
+
+
+@pytest.fixture(scope="module")
+def trace_report() -> dict[str, Any]:
+    return flashlab.run("default", trace=TRACE, precondition=0.0, set=SMALL["set"])
+
+
+def test_trace_workload_matches_its_documentation(trace_report: dict[str, Any]) -> None:
+    fields = documented_fields("Trace replay fields")
+    workload = {"workload": trace_report["workload"]}
+    missing = [path for path in fields if lookup(workload, path) is _MISSING]
+    assert not missing, f"documented but not in a trace report: {missing}"
+    undocumented = [p for p in key_paths(workload) if p != "workload" and p not in fields]
+    assert not undocumented, f"in a trace report but not documented: {undocumented}"
+    wrong = []
+    for path, doc_type in fields.items():
+        allowed: tuple[type, ...] = ()
+        for alternative in doc_type.split(" or "):
+            allowed += TYPES[alternative]
+        value = lookup(workload, path)
+        if isinstance(value, bool) != ("boolean" in doc_type) or not isinstance(value, allowed):
+            wrong.append(f"{path}: {value!r} is not {doc_type}")
+    assert not wrong, wrong

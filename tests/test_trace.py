@@ -91,7 +91,10 @@ def test_disksim_ms_reads_times_as_milliseconds(tpcc: dict[str, Any]) -> None:
 
 
 def test_explicit_disksim_ns_matches_detection(tpcc: dict[str, Any]) -> None:
-    assert flashlab.trace_stats(TPCC, format="disksim-ns") == tpcc
+    explicit = flashlab.trace_stats(TPCC, format="disksim-ns")
+    assert explicit["notes"] == []
+    assert "disksim-ns" in tpcc["notes"][0] and "disksim-ms" in tpcc["notes"][0]
+    assert {**explicit, "notes": tpcc["notes"]} == tpcc
 
 
 def test_devices_and_max_requests(tpcc: dict[str, Any]) -> None:

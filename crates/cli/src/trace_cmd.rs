@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use flashlab_sim::trace::formats::{blkparse, disksim, fio, generic, msr, spc};
 use flashlab_sim::trace::{
-    render_stats, trace_stats, Compression, FormatChoice, OrderOptions, Ordered, ReadOptions,
-    TraceFormat, TraceReader, TraceRecord, TraceWriter, FORMAT_NAMES,
+    render_stats, stats_document, trace_stats, Compression, FormatChoice, OrderOptions, Ordered,
+    ReadOptions, TraceFormat, TraceReader, TraceRecord, TraceWriter, FORMAT_NAMES,
 };
 use flashlab_sim::SimError;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -194,15 +194,7 @@ fn stats_command(a: &StatsArgs) -> i32 {
         }
     }
     if let Some(path) = &a.json {
-        let json = serde_json::json!({
-            "schema": "flashlab.trace-stats/1",
-            "file": a.input.file.display().to_string(),
-            "format": reader.format().name(),
-            "compression": reader.compression().name(),
-            "lines": reader.lines_read(),
-            "bad_lines": reader.bad_lines(),
-            "stats": stats,
-        });
+        let json = stats_document(&a.input.file.display().to_string(), reader, &stats);
         let text = serde_json::to_string_pretty(&json).expect("stats serialize") + "\n";
         let written = if to_stdout {
             std::io::stdout().write_all(text.as_bytes())

@@ -5,7 +5,7 @@
 //! so several runs can proceed in parallel from Python threads.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use flashlab_sim::config::{ConfigSource, PRESETS};
 use flashlab_sim::trace::{
@@ -158,24 +158,8 @@ fn trace_stats(
         );
         let stats =
             flashlab_sim::trace::trace_stats(&mut stream, &mut |_| {}).map_err(sim_error)?;
-        Ok(stats_json(&path, stream.reader(), &stats).to_string())
-    })
-}
-
-/// The `flashlab trace stats --json` document.
-fn stats_json(
-    path: &Path,
-    reader: &TraceReader,
-    stats: &flashlab_sim::trace::TraceStats,
-) -> serde_json::Value {
-    serde_json::json!({
-        "schema": "flashlab.trace-stats/1",
-        "file": path.display().to_string(),
-        "format": reader.format().name(),
-        "compression": reader.compression().name(),
-        "lines": reader.lines_read(),
-        "bad_lines": reader.bad_lines(),
-        "stats": stats,
+        let file = path.display().to_string();
+        Ok(flashlab_sim::trace::stats_document(&file, stream.reader(), &stats).to_string())
     })
 }
 

@@ -21,7 +21,7 @@ pub use input::{Compression, LineReader};
 pub use ordered::{OrderCounts, OrderOptions, Ordered};
 pub use reader::{ReadOptions, TraceReader};
 pub use replay::{AddressSummary, TraceSource};
-pub use stats::{render_stats, trace_stats, StatsBuilder, TraceStats};
+pub use stats::{render_stats, stats_document, trace_stats, StatsBuilder, TraceStats};
 
 /// Largest request a trace may hold; anything larger is a unit mistake, not a request.
 pub const MAX_REQUEST_BYTES: u64 = 1 << 40;

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::formats::TraceRecord;
 use super::ordered::{OrderCounts, Ordered};
+use super::reader::TraceReader;
 use crate::host::Op;
 use crate::SimError;
 
@@ -273,6 +274,21 @@ pub fn trace_stats(
         }
     }
     Ok(b.finish(stream.counts.clone()))
+}
+
+/// The `flashlab trace stats --json` document (schema `flashlab.trace-stats/1`).
+pub fn stats_document(file: &str, reader: &TraceReader, stats: &TraceStats) -> serde_json::Value {
+    serde_json::json!({
+        "schema": "flashlab.trace-stats/1",
+        "file": file,
+        "format": reader.format().name(),
+        "compression": reader.compression().name(),
+        "notes": reader.notes(),
+        "lines": reader.lines_read(),
+        "bad_lines": reader.bad_lines(),
+        "bad_line_examples": reader.bad_examples(),
+        "stats": stats,
+    })
 }
 
 fn size(bytes: u64) -> String {
