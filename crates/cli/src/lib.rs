@@ -343,6 +343,12 @@ fn make_source(
         return Ok(Box::new(source));
     }
     let sector = u64::from(config.host.sector_bytes);
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "reading {} to count its requests and place its addresses...",
+            config.trace.path
+        );
+    }
     let source = TraceSource::new(&config.trace, sim.logical_bytes(), sector)?;
     for note in source.notes() {
         eprintln!("note: {note}");
