@@ -26,6 +26,7 @@ pub mod flash;
 pub mod ftl;
 pub mod host;
 pub mod nand;
+pub mod rtos;
 pub mod stats;
 pub mod testing;
 pub mod trace;
