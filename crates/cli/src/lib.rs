@@ -248,20 +248,27 @@ fn run_command(a: &RunArgs) -> i32 {
             print!("{table}{footer}");
         }
     }
-    if let Some(path) = &a.json {
-        let text =
-            serde_json::to_string_pretty(&report.to_json()).expect("report serializes") + "\n";
-        let written = if json_to_stdout {
-            std::io::stdout().write_all(text.as_bytes())
-        } else {
-            std::fs::write(path, text)
-        };
-        if let Err(e) = written {
+    match &a.json {
+        Some(path) => write_json(path, &report.to_json()),
+        None => 0,
+    }
+}
+
+/// Writes `value` as pretty JSON to `path` (`-`: standard output); the exit code.
+pub(crate) fn write_json(path: &std::path::Path, value: &serde_json::Value) -> i32 {
+    let text = serde_json::to_string_pretty(value).expect("JSON values serialize") + "\n";
+    let written = if path.as_os_str() == "-" {
+        std::io::stdout().write_all(text.as_bytes())
+    } else {
+        std::fs::write(path, text)
+    };
+    match written {
+        Ok(()) => 0,
+        Err(e) => {
             eprintln!("error: cannot write {}: {e}", path.display());
-            return EXIT_IO;
+            EXIT_IO
         }
     }
-    0
 }
 
 /// Wall-clock time of the phases of a run.

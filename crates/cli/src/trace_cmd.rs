@@ -14,7 +14,7 @@ use flashlab_sim::trace::{
 use flashlab_sim::SimError;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{fail, EXIT_INPUT, EXIT_IO};
+use super::{fail, write_json, EXIT_INPUT, EXIT_IO};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum TraceCommand {
@@ -193,20 +193,13 @@ fn stats_command(a: &StatsArgs) -> i32 {
             print!("{text}");
         }
     }
-    if let Some(path) = &a.json {
-        let json = stats_document(&a.input.file.display().to_string(), reader, &stats);
-        let text = serde_json::to_string_pretty(&json).expect("stats serialize") + "\n";
-        let written = if to_stdout {
-            std::io::stdout().write_all(text.as_bytes())
-        } else {
-            std::fs::write(path, text)
-        };
-        if let Err(e) = written {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return EXIT_IO;
+    match &a.json {
+        Some(path) => {
+            let file = a.input.file.display().to_string();
+            write_json(path, &stats_document(&file, reader, &stats))
         }
+        None => 0,
     }
-    0
 }
 
 /// An output stream, compressed as the file name's extension says.

@@ -4,12 +4,12 @@
 //! Every run uses a small device (16 blocks per plane, 25% over-provisioning, half
 //! preconditioned, 5,000 requests) so the whole file takes a few seconds.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::{Command, Stdio};
 
+use common::{at, flashlab, path_str, read_json, scratch, truncate, Outcome, BIN};
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_flashlab");
 
 /// A small, fast experiment on the `default` preset.
 const SMALL: &[&str] = &[
@@ -26,93 +26,11 @@ const SMALL: &[&str] = &[
 /// Every preset the library defines (the command line must list and accept each).
 use flashlab_sim::config::PRESETS;
 
-/// What one invocation of the binary did.
-struct Outcome {
-    args: Vec<String>,
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Outcome {
-    /// Everything about the invocation, for assertion messages.
-    fn context(&self) -> String {
-        format!(
-            "flashlab {}\n  exit code: {:?}\n  stdout: {:?}\n  stderr: {:?}",
-            self.args.join(" "),
-            self.code,
-            truncate(&self.stdout),
-            truncate(&self.stderr)
-        )
-    }
-
-    fn assert_success(&self) {
-        assert_eq!(self.code, Some(0), "expected success\n{}", self.context());
-        assert!(!self.stderr.contains("panicked"), "{}", self.context());
-    }
-}
-
-fn truncate(s: &str) -> String {
-    const MAX: usize = 2000;
-    if s.len() <= MAX {
-        s.to_string()
-    } else {
-        let mut end = MAX;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}... ({} bytes)", &s[..end], s.len())
-    }
-}
-
-fn flashlab<S: AsRef<str>>(args: &[S]) -> Outcome {
-    let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
-    let out = Command::new(BIN)
-        .args(&args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the flashlab binary runs");
-    Outcome {
-        args,
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// `flashlab run` with the small device and `extra` arguments after it.
 fn run_small(extra: &[&str]) -> Outcome {
     let mut args = vec!["run"];
     args.extend_from_slice(SMALL);
     args.extend_from_slice(extra);
     flashlab(&args)
-}
-
-/// A fresh, empty scratch directory for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{test}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    dir
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temporary path")
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{}", path.display(), truncate(&text)))
-}
-
-/// The value at a dotted path of a JSON document.
-fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
-    path.split('.').fold(v, |v, k| {
-        v.get(k)
-            .unwrap_or_else(|| panic!("report has no `{path}` (missing `{k}`)"))
-    })
 }
 
 /// Bad input: exit code 2, one line on stderr starting with "error: " and containing every

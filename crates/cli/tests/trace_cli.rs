@@ -3,12 +3,12 @@
 //! TPC-C (6,999 requests, 16 devices, about 136 ms, DiskSim ASCII with nanoseconds) and
 //! WebSearch (24,783 requests, 6 devices, about 60 s).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
+use common::{at, flashlab, path_str, scratch, Outcome};
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_flashlab");
 
 fn traces() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces")
@@ -33,103 +33,21 @@ fn real_trace(name: &str) -> String {
     path.to_str().expect("UTF-8 trace path").to_string()
 }
 
-/// What one invocation of the binary did.
-struct Outcome {
-    args: Vec<String>,
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Outcome {
-    fn context(&self) -> String {
-        format!(
-            "flashlab {}\n  exit code: {:?}\n  stdout: {:?}\n  stderr: {:?}",
-            self.args.join(" "),
-            self.code,
-            truncate(&self.stdout),
-            truncate(&self.stderr)
-        )
+/// Bad input: exit code 2, no panic, nothing on stdout, an `error: ` line (after any
+/// `note:` lines) mentioning every one of `mentions`.
+fn assert_bad_input(r: &Outcome, mentions: &[&str]) {
+    let ctx = r.context();
+    assert!(!r.stderr.contains("panicked"), "panicked\n{ctx}");
+    assert_eq!(r.code, Some(2), "exit code of bad input must be 2\n{ctx}");
+    assert!(r.stdout.is_empty(), "bad input printed to stdout\n{ctx}");
+    let error = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no `error: ` line\n{ctx}"));
+    for m in mentions {
+        assert!(error.contains(m), "error does not mention `{m}`\n{ctx}");
     }
-
-    fn assert_success(&self) {
-        assert_eq!(self.code, Some(0), "expected success\n{}", self.context());
-        assert!(!self.stderr.contains("panicked"), "{}", self.context());
-    }
-
-    /// Exit code 2, no panic, nothing on stdout, an `error: ` line mentioning every one of
-    /// `mentions`.
-    fn assert_bad_input(&self, mentions: &[&str]) {
-        let ctx = self.context();
-        assert!(!self.stderr.contains("panicked"), "panicked\n{ctx}");
-        assert_eq!(
-            self.code,
-            Some(2),
-            "exit code of bad input must be 2\n{ctx}"
-        );
-        assert!(self.stdout.is_empty(), "bad input printed to stdout\n{ctx}");
-        let error = self
-            .stderr
-            .lines()
-            .find(|l| l.starts_with("error: "))
-            .unwrap_or_else(|| panic!("no `error: ` line\n{ctx}"));
-        for m in mentions {
-            assert!(error.contains(m), "error does not mention `{m}`\n{ctx}");
-        }
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.context()))
-    }
-}
-
-fn truncate(s: &str) -> String {
-    const MAX: usize = 3000;
-    if s.len() <= MAX {
-        s.to_string()
-    } else {
-        let mut end = MAX;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}... ({} bytes)", &s[..end], s.len())
-    }
-}
-
-fn flashlab<S: AsRef<str>>(args: &[S]) -> Outcome {
-    let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
-    let out = Command::new(BIN)
-        .args(&args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the flashlab binary runs");
-    Outcome {
-        args,
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// A fresh, empty scratch directory for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("trace-cli-{test}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    dir
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temporary path")
-}
-
-/// The value at a dotted path of a JSON document.
-fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
-    path.split('.').fold(v, |v, k| {
-        v.get(k)
-            .unwrap_or_else(|| panic!("document has no `{path}` (missing `{k}`)\n{v}"))
-    })
 }
 
 fn u64_at(v: &Value, path: &str) -> u64 {
@@ -434,11 +352,8 @@ fn convert_to_an_unknown_format() {
     let dir = scratch("convert-unknown");
     let out = dir.join("x");
     let file = tpcc();
-    flashlab(&["trace", "convert", &file, path_str(&out), "--to", "nope"]).assert_bad_input(&[
-        "nope",
-        "msr",
-        "disksim-ns",
-    ]);
+    let r = flashlab(&["trace", "convert", &file, path_str(&out), "--to", "nope"]);
+    assert_bad_input(&r, &["nope", "msr", "disksim-ns"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -452,7 +367,7 @@ fn malformed_line_names_file_line_and_text() {
     let location = format!("{}:3:", bad.display());
     for format in ["auto", "disksim-ns"] {
         let r = flashlab(&["trace", "stats", path_str(&bad), "--format", format]);
-        r.assert_bad_input(&[&location, &line, "blkno"]);
+        assert_bad_input(&r, &[&location, &line, "blkno"]);
     }
 }
 
@@ -585,8 +500,8 @@ fn run_malformed_trace_is_bad_input() {
     let dir = scratch("run-malformed");
     let (bad, line) = malformed_trace(&dir);
     let location = format!("{}:3:", bad.display());
-    flashlab(&["run", "--trace", path_str(&bad), "--precondition", "0"])
-        .assert_bad_input(&[&location, &line]);
+    let r = flashlab(&["run", "--trace", path_str(&bad), "--precondition", "0"]);
+    assert_bad_input(&r, &[&location, &line]);
 }
 
 #[test]
@@ -601,7 +516,7 @@ fn run_trace_that_does_not_fit() {
         "--set",
         "trace.address_map=\"none\"",
     ]);
-    r.assert_bad_input(&[]);
+    assert_bad_input(&r, &[]);
     assert!(
         r.stderr.contains("compact") || r.stderr.contains("wrap"),
         "{}",
@@ -621,25 +536,28 @@ fn run_unknown_trace_format() {
         "--precondition",
         "0",
     ]);
-    r.assert_bad_input(&[
-        "nope",
-        "msr",
-        "spc",
-        "disksim-ms",
-        "disksim-ns",
-        "blkparse-q",
-        "blkparse-d",
-        "fio",
-        "generic",
-    ]);
+    assert_bad_input(
+        &r,
+        &[
+            "nope",
+            "msr",
+            "spc",
+            "disksim-ms",
+            "disksim-ns",
+            "blkparse-q",
+            "blkparse-d",
+            "fio",
+            "generic",
+        ],
+    );
 }
 
 #[test]
 fn run_missing_trace_file() {
     let dir = scratch("run-missing");
     let missing = dir.join("nosuch.trace");
-    flashlab(&["run", "--trace", path_str(&missing), "--precondition", "0"])
-        .assert_bad_input(&["nosuch.trace"]);
+    let r = flashlab(&["run", "--trace", path_str(&missing), "--precondition", "0"]);
+    assert_bad_input(&r, &["nosuch.trace"]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+//! Helpers shared by the command-line integration tests: run the built binary, capture what
+//! it did, and read JSON documents.
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_flashlab");
+
+/// What one invocation of the binary did.
+pub struct Outcome {
+    pub args: Vec<String>,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Outcome {
+    /// Everything about the invocation, for assertion messages.
+    pub fn context(&self) -> String {
+        format!(
+            "flashlab {}\n  exit code: {:?}\n  stdout: {:?}\n  stderr: {:?}",
+            self.args.join(" "),
+            self.code,
+            truncate(&self.stdout),
+            truncate(&self.stderr)
+        )
+    }
+
+    pub fn assert_success(&self) {
+        assert_eq!(self.code, Some(0), "expected success\n{}", self.context());
+        assert!(!self.stderr.contains("panicked"), "{}", self.context());
+    }
+
+    /// Standard output as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.context()))
+    }
+}
+
+pub fn truncate(s: &str) -> String {
+    const MAX: usize = 3000;
+    if s.len() <= MAX {
+        s.to_string()
+    } else {
+        let mut end = MAX;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}... ({} bytes)", &s[..end], s.len())
+    }
+}
+
+/// Runs the binary with `args` (stdin closed).
+pub fn flashlab<S: AsRef<str>>(args: &[S]) -> Outcome {
+    let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+    let out = Command::new(BIN)
+        .args(&args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the flashlab binary runs");
+    Outcome {
+        args,
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A fresh, empty scratch directory for one test of this test file.
+pub fn scratch(test: &str) -> PathBuf {
+    let name = format!("{}-{test}", env!("CARGO_CRATE_NAME"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temporary path")
+}
+
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{}", path.display(), truncate(&text)))
+}
+
+/// The value at a dotted path of a JSON document.
+pub fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
+    path.split('.').fold(v, |v, k| {
+        v.get(k)
+            .unwrap_or_else(|| panic!("document has no `{path}` (missing `{k}`)\n{v}"))
+    })
+}
