@@ -50,6 +50,13 @@ fn assert_bad_input(r: &Outcome, mentions: &[&str]) {
     }
 }
 
+/// `flashlab run --trace FILE` with `extra` arguments.
+fn run_trace(file: &str, extra: &[&str]) -> Outcome {
+    let mut args = vec!["run", "--trace", file];
+    args.extend_from_slice(extra);
+    flashlab(&args)
+}
+
 fn u64_at(v: &Value, path: &str) -> u64 {
     at(v, path)
         .as_u64()
@@ -404,15 +411,7 @@ fn skip_bad_lines_warns_with_the_count() {
 #[test]
 fn run_replays_the_trace() {
     let file = tpcc();
-    let r = flashlab(&[
-        "run",
-        "--trace",
-        &file,
-        "--precondition",
-        "0",
-        "--json",
-        "-",
-    ]);
+    let r = run_trace(&file, &["--precondition", "0", "--json", "-"]);
     r.assert_success();
     let report = r.json();
     assert_eq!(at(&report, "workload.kind"), "trace");
@@ -439,24 +438,24 @@ fn run_replays_the_trace() {
 #[test]
 fn run_closed_loop_with_warmup() {
     let file = tpcc();
-    let r = flashlab(&[
-        "run",
-        "--trace",
+    let r = run_trace(
         &file,
-        "--trace-format",
-        "disksim-ns",
-        "--precondition",
-        "0",
-        "--set",
-        "trace.replay=\"closed\"",
-        "--set",
-        "trace.queue_depth=16",
-        "--set",
-        "trace.warmup_requests=1000",
-        "--json",
-        "-",
-        "--quiet",
-    ]);
+        &[
+            "--trace-format",
+            "disksim-ns",
+            "--precondition",
+            "0",
+            "--set",
+            "trace.replay=\"closed\"",
+            "--set",
+            "trace.queue_depth=16",
+            "--set",
+            "trace.warmup_requests=1000",
+            "--json",
+            "-",
+            "--quiet",
+        ],
+    );
     r.assert_success();
     let report = r.json();
     assert_eq!(at(&report, "workload.replay.mode"), "closed");
@@ -469,17 +468,17 @@ fn run_closed_loop_with_warmup() {
 fn run_skips_bad_lines_with_a_warning() {
     let dir = scratch("run-skip-bad");
     let (bad, _) = malformed_trace(&dir);
-    let r = flashlab(&[
-        "run",
-        "--trace",
+    let r = run_trace(
         path_str(&bad),
-        "--skip-bad-lines",
-        "--precondition",
-        "0",
-        "--json",
-        "-",
-        "--quiet",
-    ]);
+        &[
+            "--skip-bad-lines",
+            "--precondition",
+            "0",
+            "--json",
+            "-",
+            "--quiet",
+        ],
+    );
     r.assert_success();
     assert!(
         r.stderr.contains("warning: skipped 1 malformed"),
@@ -500,22 +499,17 @@ fn run_malformed_trace_is_bad_input() {
     let dir = scratch("run-malformed");
     let (bad, line) = malformed_trace(&dir);
     let location = format!("{}:3:", bad.display());
-    let r = flashlab(&["run", "--trace", path_str(&bad), "--precondition", "0"]);
+    let r = run_trace(path_str(&bad), &["--precondition", "0"]);
     assert_bad_input(&r, &[&location, &line]);
 }
 
 #[test]
 fn run_trace_that_does_not_fit() {
     let file = tpcc();
-    let r = flashlab(&[
-        "run",
-        "--trace",
+    let r = run_trace(
         &file,
-        "--precondition",
-        "0",
-        "--set",
-        "trace.address_map=\"none\"",
-    ]);
+        &["--precondition", "0", "--set", "trace.address_map=\"none\""],
+    );
     assert_bad_input(&r, &[]);
     assert!(
         r.stderr.contains("compact") || r.stderr.contains("wrap"),
@@ -527,15 +521,7 @@ fn run_trace_that_does_not_fit() {
 #[test]
 fn run_unknown_trace_format() {
     let file = tpcc();
-    let r = flashlab(&[
-        "run",
-        "--trace",
-        &file,
-        "--trace-format",
-        "nope",
-        "--precondition",
-        "0",
-    ]);
+    let r = run_trace(&file, &["--trace-format", "nope", "--precondition", "0"]);
     assert_bad_input(
         &r,
         &[
@@ -556,7 +542,7 @@ fn run_unknown_trace_format() {
 fn run_missing_trace_file() {
     let dir = scratch("run-missing");
     let missing = dir.join("nosuch.trace");
-    let r = flashlab(&["run", "--trace", path_str(&missing), "--precondition", "0"]);
+    let r = run_trace(path_str(&missing), &["--precondition", "0"]);
     assert_bad_input(&r, &["nosuch.trace"]);
 }
 
