@@ -175,7 +175,7 @@ def test_undetectable_format(tmp_path: Path) -> None:
         flashlab.trace_stats(path)
 
 
-def test_trace_stats_releases_the_gil() -> None:
+def test_trace_stats_in_parallel_threads_agree() -> None:
     # Threads reading traces in parallel give the same results as one at a time.
     expected = flashlab.trace_stats(WSRCH)
     results: list[dict[str, Any]] = []

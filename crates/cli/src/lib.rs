@@ -17,8 +17,7 @@ use flashlab_sim::config::{preset, ConfigSource, ExperimentConfig, PRESETS};
 use flashlab_sim::engine::PreconditionProgress;
 use flashlab_sim::ftl::registry;
 use flashlab_sim::stats::{build_report, render_table};
-use flashlab_sim::trace::TraceSource;
-use flashlab_sim::workload::{parse_spec, RequestSource, SyntheticSource};
+use flashlab_sim::workload::{parse_spec, RequestSource};
 use flashlab_sim::{SimError, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -345,22 +344,19 @@ fn make_source(
     config: &ExperimentConfig,
     sim: &Simulation,
 ) -> Result<Box<dyn RequestSource>, SimError> {
-    if !config.trace.enabled() {
-        let source = SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;
-        return Ok(Box::new(source));
-    }
-    let sector = u64::from(config.host.sector_bytes);
-    if std::io::stderr().is_terminal() {
+    if config.trace.enabled() && std::io::stderr().is_terminal() {
         eprintln!(
             "reading {} to count its requests and place its addresses...",
             config.trace.path
         );
     }
-    let source = TraceSource::new(&config.trace, sim.logical_bytes(), sector)?;
-    for note in source.notes() {
-        eprintln!("note: {note}");
+    let source = flashlab_sim::workload_source(config, sim)?;
+    if let Some(notes) = source.describe().get("notes").and_then(|n| n.as_array()) {
+        for note in notes.iter().filter_map(|n| n.as_str()) {
+            eprintln!("note: {note}");
+        }
     }
-    Ok(Box::new(source))
+    Ok(source)
 }
 
 fn precondition_bar(config: &ExperimentConfig, logical_bytes: u64) -> ProgressBar {

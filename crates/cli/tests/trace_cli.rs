@@ -50,6 +50,18 @@ fn assert_bad_input(r: &Outcome, mentions: &[&str]) {
     }
 }
 
+/// Every format name `--trace-format` accepts and `trace formats` lists.
+const FORMATS: &[&str] = &[
+    "msr",
+    "spc",
+    "disksim-ms",
+    "disksim-ns",
+    "blkparse-q",
+    "blkparse-d",
+    "fio",
+    "generic",
+];
+
 /// `flashlab run --trace FILE` with `extra` arguments.
 fn run_trace(file: &str, extra: &[&str]) -> Outcome {
     let mut args = vec!["run", "--trace", file];
@@ -254,16 +266,7 @@ fn stats_device_selection_and_limit() {
 fn formats_lists_every_format() {
     let r = flashlab(&["trace", "formats"]);
     r.assert_success();
-    for name in [
-        "msr",
-        "spc",
-        "disksim-ms",
-        "disksim-ns",
-        "blkparse-q",
-        "blkparse-d",
-        "fio",
-        "generic",
-    ] {
+    for name in FORMATS {
         assert!(
             r.stdout
                 .lines()
@@ -522,20 +525,7 @@ fn run_trace_that_does_not_fit() {
 fn run_unknown_trace_format() {
     let file = tpcc();
     let r = run_trace(&file, &["--trace-format", "nope", "--precondition", "0"]);
-    assert_bad_input(
-        &r,
-        &[
-            "nope",
-            "msr",
-            "spc",
-            "disksim-ms",
-            "disksim-ns",
-            "blkparse-q",
-            "blkparse-d",
-            "fio",
-            "generic",
-        ],
-    );
+    assert_bad_input(&r, &[&["nope"][..], FORMATS].concat());
 }
 
 #[test]

@@ -208,11 +208,6 @@ impl TraceSource {
         })
     }
 
-    /// Announcements to show the user (detected format, guessed units).
-    pub fn notes(&self) -> Vec<String> {
-        self.stream.reader().notes().to_vec()
-    }
-
     /// A warning about skipped malformed lines, if any were skipped (so far).
     pub fn bad_lines_warning(&self) -> Option<String> {
         let reader = self.stream.reader();
@@ -280,24 +275,34 @@ impl TraceSource {
     }
 }
 
+/// Where each device's addresses start, and the span of them all: separate devices follow
+/// each other, each starting on a compaction unit; shared ones all start at 0.
+fn device_regions(cfg: &TraceConfig, s: &Survey) -> (Vec<u64>, u64) {
+    if cfg.device_spaces == DeviceSpaces::Shared {
+        let span = s.device_end.iter().copied().max().unwrap_or(0);
+        return (vec![0; s.device_end.len()], span);
+    }
+    let unit = cfg.compact_unit_bytes;
+    let mut base = Vec::with_capacity(s.device_end.len());
+    let mut next = 0u64;
+    for &end in &s.device_end {
+        base.push(next);
+        next = next.saturating_add(end.div_ceil(unit) * unit);
+    }
+    let span = match (base.last(), s.device_end.last()) {
+        (Some(b), Some(e)) => b.saturating_add(*e),
+        _ => 0,
+    };
+    (base, span)
+}
+
 /// Decides where the trace goes, or explains why it does not fit.
 fn place(
     cfg: &TraceConfig,
     s: &Survey,
     capacity: u64,
 ) -> Result<(Placement, AddressSummary), SimError> {
-    let separate = cfg.device_spaces == DeviceSpaces::Separate;
-    // Separate devices follow each other, each starting on a compaction unit.
-    let unit = cfg.compact_unit_bytes;
-    let span = if separate {
-        let rounded: u64 = s.device_end.iter().map(|e| e.div_ceil(unit) * unit).sum();
-        rounded
-            - s.device_end
-                .last()
-                .map_or(0, |e| e.div_ceil(unit) * unit - e)
-    } else {
-        s.device_end.iter().copied().max().unwrap_or(0)
-    };
+    let (base, span) = device_regions(cfg, s);
     let mut summary = AddressSummary {
         mode: format!("{:?}", cfg.address_map).to_lowercase(),
         trace_span_bytes: span,
@@ -330,13 +335,6 @@ fn place(
             }
         }
         AddressMap::Wrap | AddressMap::None => {
-            let mut base = Vec::with_capacity(s.device_end.len());
-            let mut next = 0u64;
-            for &end in &s.device_end {
-                base.push(if separate { next } else { 0 });
-                next = next
-                    .saturating_add(end.div_ceil(cfg.compact_unit_bytes) * cfg.compact_unit_bytes);
-            }
             summary.mapped_bytes = span.min(capacity);
             let wrap = cfg.address_map == AddressMap::Wrap;
             if !wrap && span > capacity {
@@ -409,7 +407,7 @@ impl RequestSource for TraceSource {
             "format": reader.format().name(),
             "format_requested": c.format,
             "compression": reader.compression().name(),
-            "notes": self.notes(),
+            "notes": reader.notes(),
             "warnings": self.bad_lines_warning().into_iter().collect::<Vec<_>>(),
             "replay": {
                 "mode": c.replay,
