@@ -265,7 +265,7 @@ impl Simulation {
         self.flash.reset_counters();
         self.flash.restart_busy_clock(self.now);
         self.ftl_counters = FtlCounters::default();
-        self.ftl.reset_counters();
+        self.ftl.reset_counters(self.now);
         self.link.reset_counters();
         self.cpu_busy_ns = 0;
         self.measure_start_ns = self.now;

@@ -17,6 +17,8 @@
 //! (non-blocking map caches with many misses in flight, partial GC steps, EDF-ordered work,
 //! an RTOS of FTL tasks) without special cases in the engine.
 
+pub mod mapping;
+pub mod mtftl;
 pub mod pagemap;
 pub mod registry;
 
@@ -59,8 +61,9 @@ pub trait Ftl {
     /// Checks the FTL's structures against the NAND state (mapping and reverse map agree,
     /// counts add up). Called by tests and verify runs when no command is in flight.
     fn check_invariants(&self, nand: &Nand) -> Result<(), String>;
-    /// Clears the FTL-specific counters of [`Ftl::report`] (at the start of a measurement).
-    fn reset_counters(&mut self) {}
+    /// Clears the FTL-specific counters of [`Ftl::report`] (at the start of a measurement, at
+    /// `now_ns`).
+    fn reset_counters(&mut self, _now_ns: u64) {}
     /// FTL-specific figures for the report.
     fn report(&self) -> serde_json::Value {
         serde_json::Value::Null

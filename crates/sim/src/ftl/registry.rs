@@ -1,7 +1,7 @@
 //! The FTL registry: every FTL by name, with its summary, settings documentation, validation
 //! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
 
-use super::{pagemap, Ftl};
+use super::{mtftl, pagemap, Ftl};
 use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
 
 /// One registered FTL.
@@ -19,7 +19,7 @@ pub struct FtlEntry {
 
 /// All FTLs, in listing order.
 pub fn entries() -> &'static [FtlEntry] {
-    static ENTRIES: [FtlEntry; 1] = [pagemap::ENTRY];
+    static ENTRIES: [FtlEntry; 3] = [pagemap::ENTRY, mtftl::MT_ENTRY, mtftl::ST_ENTRY];
     &ENTRIES
 }
 

@@ -4,7 +4,8 @@
 //! higher priority, as in uC/OS-II). Tasks are state machines driven by a [`Program`]: each
 //! call of [`Program::step`] runs one short stretch of the task's code and says what happens
 //! next: use the CPU for a while ([`Step::Compute`]), pend on or post a counting semaphore,
-//! sleep until woken ([`Kernel::wake`]), or spin polling the hardware ([`Step::Poll`]).
+//! sleep until woken ([`Kernel::wake`] from outside, [`Step::Resume`] from a task), or spin
+//! polling the hardware ([`Step::Poll`]).
 //!
 //! Modelling choices (documented because the paper leaves them open):
 //! - Preemption happens at step boundaries: a computing task finishes its step before a
@@ -36,8 +37,11 @@ pub enum Step {
     Pend(SemId),
     /// `OSSemPost`: give a unit back (or hand it to the highest-priority waiter).
     Post(SemId),
-    /// Block until [`Kernel::wake`].
+    /// Block until [`Kernel::wake`] or another task's [`Step::Resume`].
     Sleep,
+    /// Wake a sleeping task (`OSTaskResume`; no effect on a task that is not asleep). The
+    /// caller goes on, unless the woken task has a higher priority.
+    Resume(TaskId),
     /// Spin, checking something every `period_ns`, until [`Kernel::notify`] (the step after
     /// the poll that noticed it) or preemption by a higher-priority task.
     Poll { period_ns: u64 },
@@ -335,6 +339,7 @@ impl Kernel {
             }
             Step::Post(sem) => self.release(sem, at),
             Step::Sleep => self.state[task] = State::Sleeping { since: at },
+            Step::Resume(other) => self.wake(other, at),
             Step::Poll { period_ns } => {
                 self.state[task] = State::Polling {
                     period: period_ns.max(1),

@@ -177,3 +177,24 @@ fn reset_keeps_state_and_clears_figures() {
     assert_eq!(s.tasks[t].cpu_ns, 10);
     assert_eq!(s.context_switches, 1);
 }
+
+#[test]
+fn a_resumed_higher_priority_task_preempts_the_resumer_at_its_next_step() {
+    let mut k = Kernel::new(0);
+    let worker = k.add_task("worker", 1);
+    let monitor = k.add_task("monitor", 63);
+    k.state[worker] = State::Sleeping { since: 0 };
+    let mut p = Script::new(vec![
+        vec![Step::Compute(10)],
+        vec![Step::Compute(5), Step::Resume(worker), Step::Compute(7)],
+    ]);
+    let end = run_all(&mut k, &mut p, 0);
+    // monitor computes 0..5, resumes the worker at 5, which runs at once (5..15); the
+    // monitor's next step starts at 15.
+    assert_eq!(
+        p.log[..5],
+        [(monitor, 0), (monitor, 5), (worker, 5), (worker, 15), (monitor, 15)]
+    );
+    assert_eq!(end, 22);
+    assert_eq!(k.stats().tasks[worker].sleep_ns, 5);
+}

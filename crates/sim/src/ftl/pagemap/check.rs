@@ -1,64 +1,24 @@
 //! Invariant checks of the page-mapping FTL against the NAND state.
 
-use super::{PageMap, UNMAPPED};
+use super::PageMap;
 use crate::nand::Nand;
 
 impl PageMap {
     pub(super) fn check(&self, nand: &Nand) -> Result<(), String> {
-        self.check_forward_map(nand)?;
-        self.check_reverse_map(nand)?;
+        self.map.check(nand, &self.layout, |lpn, unit| {
+            let (f, slot) = self.assembling_slot(unit).ok_or_else(|| {
+                format!("L2P maps unit {lpn} to unprogrammed slot {unit} outside any open page")
+            })?;
+            if self.frontiers[f].entries[slot].lpn() != Some(lpn) {
+                return Err(format!(
+                    "L2P maps unit {lpn} to buffered slot {unit} holding another unit"
+                ));
+            }
+            Ok(())
+        })?;
         self.blocks.check(|b| nand.block(b).valid_units)?;
         self.check_frontiers(nand)?;
         self.check_buffer()
-    }
-
-    /// Every mapped unit points at a valid slot holding it (or at its slot in a page being
-    /// assembled).
-    fn check_forward_map(&self, nand: &Nand) -> Result<(), String> {
-        for (lpn, &unit) in self.l2p.iter().enumerate() {
-            if unit == UNMAPPED {
-                continue;
-            }
-            if nand.is_programmed(self.per_page.quotient(unit)) {
-                if !nand.is_valid(unit) || nand.oob(unit).lpn() != Some(lpn as u32) {
-                    return Err(format!(
-                        "L2P maps unit {lpn} to slot {unit}, which holds {:?} (valid: {})",
-                        nand.oob(unit).lpn(),
-                        nand.is_valid(unit)
-                    ));
-                }
-            } else {
-                let (f, slot) = self.assembling_slot(unit).ok_or_else(|| {
-                    format!("L2P maps unit {lpn} to unprogrammed slot {unit} outside any open page")
-                })?;
-                if self.frontiers[f].entries[slot].lpn() != Some(lpn as u32) {
-                    return Err(format!(
-                        "L2P maps unit {lpn} to buffered slot {unit} holding another unit"
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Every valid slot in NAND is the current location of the unit its OOB names.
-    fn check_reverse_map(&self, nand: &Nand) -> Result<(), String> {
-        let units = self.layout.pages() * self.upp;
-        for unit in 0..units {
-            if nand.is_valid(unit) {
-                let lpn = nand
-                    .oob(unit)
-                    .lpn()
-                    .ok_or("valid slot without a logical unit")?;
-                if self.l2p.get(lpn as usize) != Some(&unit) {
-                    return Err(format!(
-                        "slot {unit} is valid for unit {lpn}, but L2P maps that unit to {:?}",
-                        self.l2p.get(lpn as usize)
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 
     fn check_frontiers(&self, nand: &Nand) -> Result<(), String> {

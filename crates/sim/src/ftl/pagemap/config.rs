@@ -1,23 +1,9 @@
 //! Settings of the page-mapping FTL and their checks against the device.
 
-use serde::{Deserialize, Serialize};
-
+use super::VictimPolicy;
 use crate::config::{ConfigError, ExperimentConfig, Geometry};
 use crate::nand::OOB_ENTRY_BYTES;
 use crate::settings;
-
-/// Garbage-collection victim policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum VictimPolicy {
-    /// Fewest valid units.
-    Greedy,
-    /// Highest (1 - u) / 2u x age (Kawaguchi et al.); u = valid fraction, age in units written
-    /// since the block was closed.
-    CostBenefit,
-    /// Oldest closed block.
-    Fifo,
-}
 
 settings! {
     /// The page-mapping FTL (`[ftl]` with `name = "pagemap"`).

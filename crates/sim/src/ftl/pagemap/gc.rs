@@ -1,9 +1,9 @@
 //! Garbage collection of the page-mapping FTL: victim selection per die, moving valid units
 //! (or copying fully valid pages back inside the plane), erasing, foreground and background.
 
-use super::blocks::Stream;
 use super::{token, PageMap, ProgramRecord, TAG_BACKGROUND_GC, TAG_PROGRAM};
 use crate::flash::Cause;
+use crate::ftl::mapping::Stream;
 use crate::ftl::{FtlCtx, Issue};
 use crate::nand::BlockId;
 use crate::SimError;
@@ -191,7 +191,7 @@ impl PageMap {
                 .oob(to)
                 .lpn()
                 .expect("copied valid unit has a logical unit");
-            self.l2p[lpn as usize] = to;
+            self.map.set(lpn, to);
             ctx.invalidate(from)?;
         }
         self.stats.copyback_pages += 1;

@@ -19,16 +19,16 @@
 //! programs from the host block count as host programs even when `separate_gc_stream` is off
 //! and they carry GC units.
 
-mod blocks;
 mod check;
 mod config;
 mod gc;
 
-pub use config::{PagemapConfig, VictimPolicy};
+pub use super::mapping::VictimPolicy;
+pub use config::PagemapConfig;
 
 use std::collections::VecDeque;
 
-use blocks::{BlockState, Blocks, Stream};
+use super::mapping::{BlockState, Blocks, MapTable, Stream};
 use config::Sizing;
 
 use super::registry::FtlEntry;
@@ -58,7 +58,6 @@ pub const ENTRY: FtlEntry = FtlEntry {
     build: |c| Ok(Box::new(PageMap::new(c)?)),
 };
 
-const UNMAPPED: u32 = u32::MAX;
 const TAG_SHIFT: u32 = 56;
 const TAG_PROGRAM: u64 = 1;
 const TAG_BACKGROUND_GC: u64 = 2;
@@ -122,7 +121,7 @@ pub struct PageMap {
     per_page: Divisor,
     lanes: u32,
     unit_sectors: u64,
-    l2p: Vec<u32>,
+    map: MapTable,
     blocks: Blocks,
     frontiers: Vec<Frontier>,
     cursor: u32,
@@ -172,7 +171,7 @@ impl PageMap {
         Ok(PageMap {
             blocks: Blocks::new(layout, upp, cfg.gc_victim),
             frontiers: vec![frontier; (layout.dies() * streams) as usize],
-            l2p: vec![UNMAPPED; sizing.logical_units as usize],
+            map: MapTable::new(sizing.logical_units, upp),
             layout,
             upp,
             per_page: Divisor::new(upp),
@@ -249,12 +248,10 @@ impl PageMap {
 
     /// Drops the current location of a logical unit (invalidating it in NAND or in the buffer).
     fn unmap(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<(), SimError> {
-        let old = self.l2p[lpn as usize];
-        if old == UNMAPPED {
-            return Ok(());
+        match self.map.take(lpn) {
+            Some(old) => self.drop_location(ctx, lpn, old),
+            None => Ok(()),
         }
-        self.l2p[lpn as usize] = UNMAPPED;
-        self.drop_location(ctx, lpn, old)
     }
 
     /// Invalidates the slot `old` that held logical unit `lpn` (in NAND or in the buffer).
@@ -265,10 +262,7 @@ impl PageMap {
         old: UnitAddr,
     ) -> Result<(), SimError> {
         if ctx.nand().is_programmed(self.per_page.quotient(old)) {
-            ctx.invalidate(old)?;
-            let block = self.layout.block_of(self.per_page.quotient(old));
-            self.blocks
-                .on_invalidate(block, ctx.nand().block(block).valid_units);
+            self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
         } else if let Some((f, slot)) = self.assembling_slot(old) {
             self.frontiers[f].entries[slot] = OobEntry::EMPTY;
         } else {
@@ -330,7 +324,7 @@ impl PageMap {
         let ppn = self
             .layout
             .ppn(fr.blocks[self.per_page.quotient(slot) as usize], fr.page);
-        self.l2p[lpn as usize] = ppn * upp + self.per_page.remainder(slot);
+        self.map.set(lpn, ppn * upp + self.per_page.remainder(slot));
         fr.entries[slot as usize] = OobEntry::new(lpn, seq, 0);
         if !fr.data.is_empty() {
             let data = match stream {
@@ -512,19 +506,18 @@ impl PageMap {
         self.buffer_used += units;
         for (lpn, s0, s1) in unit_pieces(sub, self.unit_sectors) {
             let full = s0 == 0 && s1 == spu;
-            let old = self.l2p[lpn as usize];
+            let old = self.map.get(lpn);
             let mut dep = None;
-            if !full && old != UNMAPPED && !self.buffered(old) {
+            if let Some(old) = old.filter(|&o| !full && !self.buffered(o)) {
                 let ppn = self.per_page.quotient(old);
                 dep = Some(ctx.read(&[ppn], self.unit_bytes(), Issue::host(sub.id))?);
                 self.stats.rmw_reads += 1;
             }
             if ctx.payloads() {
                 let mut data = std::mem::take(&mut self.host_data);
-                if full || old == UNMAPPED {
-                    data.fill(0);
-                } else {
-                    self.unit_data(ctx.nand(), old, &mut data);
+                match old.filter(|_| !full) {
+                    Some(old) => self.unit_data(ctx.nand(), old, &mut data),
+                    None => data.fill(0),
                 }
                 data[s0..s1].fill(sub.version);
                 self.host_data = data;
@@ -543,12 +536,11 @@ impl PageMap {
         let mut count = 0;
         for (lpn, s0, s1) in unit_pieces(sub, self.unit_sectors) {
             count += 1;
-            let unit = self.l2p[lpn as usize];
             let first = u64::from(lpn) * self.unit_sectors + s0 as u64;
-            if unit == UNMAPPED {
+            let Some(unit) = self.map.get(lpn) else {
                 ctx.deliver(first, &self.zeros[s0..s1])?;
                 continue;
-            }
+            };
             if ctx.payloads() {
                 let mut data = std::mem::take(&mut self.host_data);
                 self.unit_data(ctx.nand(), unit, &mut data);
@@ -581,7 +573,7 @@ impl PageMap {
     fn trim(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
         let spu = self.unit_sectors;
         let first = sub.first_sector.div_ceil(spu);
-        let end = ((sub.first_sector + sub.sectors) / spu).min(self.l2p.len() as u64);
+        let end = ((sub.first_sector + sub.sectors) / spu).min(u64::from(self.map.len()));
         for lpn in first..end {
             self.unmap(ctx, lpn as u32)?;
         }
@@ -653,7 +645,7 @@ impl Ftl for PageMap {
         self.check(nand)
     }
 
-    fn reset_counters(&mut self) {
+    fn reset_counters(&mut self, _now_ns: u64) {
         self.stats = PagemapStats::default();
     }
 
@@ -670,6 +662,6 @@ impl Ftl for PageMap {
     }
 
     fn state_bytes(&self) -> u64 {
-        self.l2p.len() as u64 * 4 + self.blocks.state_bytes()
+        self.map.state_bytes() + self.blocks.state_bytes()
     }
 }

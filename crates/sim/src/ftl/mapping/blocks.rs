@@ -1,10 +1,10 @@
-//! Block bookkeeping of the page-mapping FTL: per-block state, free blocks per plane (used in
+//! Block bookkeeping shared by the page-mapping FTLs: per-block state, free blocks per plane (used in
 //! FIFO order, which spreads erases), closed blocks in per-plane buckets by valid-unit count
 //! (greedy victim in O(buckets)), in closing order (FIFO victim) and scanned for cost-benefit.
 
 use std::collections::VecDeque;
 
-use super::config::VictimPolicy;
+use super::VictimPolicy;
 use crate::flash::NIL;
 use crate::nand::{BlockId, Layout};
 
@@ -165,6 +165,14 @@ impl Blocks {
         self.closed_count[plane] -= 1;
         self.info[victim as usize].state = BlockState::Victim;
         Some(victim)
+    }
+
+    /// The fewest valid units of a closed block of `planes` (whether GC there can reclaim
+    /// anything), without choosing it.
+    pub fn fewest_valid(&self, planes: impl Iterator<Item = u32>) -> Option<u32> {
+        let best = self.greedy(planes)?;
+        let upb1 = self.units_per_block + 1;
+        Some(self.info[best as usize].bucket % upb1)
     }
 
     /// An erased victim returns to its plane's free pool.

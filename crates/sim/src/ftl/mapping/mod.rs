@@ -1,0 +1,28 @@
+//! Page-mapping logic shared by the page-mapping FTLs (`pagemap`, `mt-ftl`, `st-ftl`): the
+//! logical-to-physical table of mapping units ([`MapTable`]), the block bookkeeping with free
+//! pools and victim choice ([`Blocks`]), and the checks of both against the NAND state.
+//!
+//! Each FTL keeps its own policy for where writes go (pagemap's write buffer and per-die
+//! frontiers, mt-ftl's per-task working blocks) and how GC is paced; what a mapping is, how a
+//! stale copy is invalidated and which block is the best victim is decided here, once.
+
+pub mod blocks;
+mod table;
+
+pub use blocks::{BlockState, Blocks, Stream};
+pub use table::{MapTable, UNMAPPED};
+
+use serde::{Deserialize, Serialize};
+
+/// Garbage-collection victim policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VictimPolicy {
+    /// Fewest valid units.
+    Greedy,
+    /// Highest (1 - u) / 2u x age (Kawaguchi et al.); u = valid fraction, age in units written
+    /// since the block was closed.
+    CostBenefit,
+    /// Oldest closed block.
+    Fifo,
+}

@@ -1,0 +1,134 @@
+//! The logical-to-physical table: one entry per mapping unit, holding the unit slot
+//! (`ppn * units_per_page + slot`) of its current copy, and the invalidation of stale copies.
+
+use super::Blocks;
+use crate::ftl::FtlCtx;
+use crate::nand::{Divisor, Layout, Nand, Ppn, UnitAddr};
+use crate::SimError;
+
+/// Entry of an unmapped logical unit.
+pub const UNMAPPED: u32 = u32::MAX;
+
+/// Logical unit to unit slot.
+#[derive(Debug, Clone)]
+pub struct MapTable {
+    l2p: Vec<u32>,
+    per_page: Divisor,
+    units_per_page: u32,
+}
+
+impl MapTable {
+    /// A table of `logical_units` unmapped units on pages of `units_per_page` slots.
+    pub fn new(logical_units: u32, units_per_page: u32) -> Self {
+        MapTable {
+            l2p: vec![UNMAPPED; logical_units as usize],
+            per_page: Divisor::new(units_per_page),
+            units_per_page,
+        }
+    }
+
+    /// Logical units in the table.
+    pub fn len(&self) -> u32 {
+        self.l2p.len() as u32
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.l2p.is_empty()
+    }
+
+    /// Where `lpn` is, if mapped.
+    #[inline]
+    pub fn get(&self, lpn: u32) -> Option<UnitAddr> {
+        let unit = self.l2p[lpn as usize];
+        (unit != UNMAPPED).then_some(unit)
+    }
+
+    /// Maps `lpn` to `unit` (the caller has dealt with the previous location).
+    #[inline]
+    pub fn set(&mut self, lpn: u32, unit: UnitAddr) {
+        self.l2p[lpn as usize] = unit;
+    }
+
+    /// Unmaps `lpn`, returning where it was.
+    #[inline]
+    pub fn take(&mut self, lpn: u32) -> Option<UnitAddr> {
+        let old = self.get(lpn);
+        self.l2p[lpn as usize] = UNMAPPED;
+        old
+    }
+
+    /// The page holding a unit slot.
+    #[inline]
+    pub fn page_of(&self, unit: UnitAddr) -> Ppn {
+        self.per_page.quotient(unit)
+    }
+
+    /// The slot of a unit within its page.
+    #[inline]
+    pub fn slot_of(&self, unit: UnitAddr) -> u32 {
+        self.per_page.remainder(unit)
+    }
+
+    /// The unit slot `slot` of page `ppn`.
+    #[inline]
+    pub fn unit_at(&self, ppn: Ppn, slot: u32) -> UnitAddr {
+        ppn * self.units_per_page + slot
+    }
+
+    /// Invalidates a stale copy in a programmed page and keeps the victim buckets in step.
+    pub fn invalidate_programmed(
+        &self,
+        ctx: &mut FtlCtx<'_>,
+        blocks: &mut Blocks,
+        unit: UnitAddr,
+    ) -> Result<(), SimError> {
+        ctx.invalidate(unit)?;
+        let block = ctx.layout().block_of(self.page_of(unit));
+        blocks.on_invalidate(block, ctx.nand().block(block).valid_units);
+        Ok(())
+    }
+
+    /// Checks that every mapped unit is the valid copy its slot names, and every valid slot is
+    /// mapped. `unprogrammed(lpn, unit)` judges a unit mapped to a page not programmed yet
+    /// (an FTL buffering data says whether it holds it).
+    pub fn check(
+        &self,
+        nand: &Nand,
+        layout: &Layout,
+        unprogrammed: impl Fn(u32, UnitAddr) -> Result<(), String>,
+    ) -> Result<(), String> {
+        for (lpn, &unit) in self.l2p.iter().enumerate() {
+            if unit == UNMAPPED {
+                continue;
+            }
+            if !nand.is_programmed(self.page_of(unit)) {
+                unprogrammed(lpn as u32, unit)?;
+            } else if !nand.is_valid(unit) || nand.oob(unit).lpn() != Some(lpn as u32) {
+                return Err(format!(
+                    "L2P maps unit {lpn} to slot {unit}, which holds {:?} (valid: {})",
+                    nand.oob(unit).lpn(),
+                    nand.is_valid(unit)
+                ));
+            }
+        }
+        for unit in 0..layout.pages() * self.units_per_page {
+            if nand.is_valid(unit) {
+                let lpn = nand
+                    .oob(unit)
+                    .lpn()
+                    .ok_or("valid slot without a logical unit")?;
+                if self.l2p.get(lpn as usize) != Some(&unit) {
+                    return Err(format!(
+                        "slot {unit} is valid for unit {lpn}, but L2P maps that unit to {:?}",
+                        self.l2p.get(lpn as usize)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn state_bytes(&self) -> u64 {
+        self.l2p.len() as u64 * 4
+    }
+}
