@@ -101,6 +101,14 @@ fn unknown_ftl_setting() {
 }
 
 #[test]
+fn link_message_size_out_of_range() {
+    bad_run(
+        &["--set", "host.command_bytes=70000"],
+        &["host.command_bytes", "70000", "0 ..= 65536"],
+    );
+}
+
+#[test]
 fn unknown_workload_key() {
     bad_run(
         &["--workload", "randwrite:bogus=1"],
@@ -617,6 +625,30 @@ fn presets_cosmos_shows_provenance_and_values() {
         "geometry.channels",
     ] {
         assert!(r.stdout.contains(s), "lacks `{s}`\n{}", r.context());
+    }
+}
+
+#[test]
+fn presets_mt_board_shows_the_uart_messages() {
+    let r = flashlab(&["presets", "mt-board"]);
+    r.assert_success();
+    // `  PATH  VALUE  UNIT  DOC`
+    let value = |path: &str| {
+        r.stdout
+            .lines()
+            .map(str::split_whitespace)
+            .find_map(|mut words| (words.next() == Some(path)).then(|| words.next()))
+            .flatten()
+            .unwrap_or_else(|| panic!("lacks `{path}`\n{}", r.context()))
+    };
+    assert_eq!(value("host.command_bytes"), "16");
+    assert_eq!(value("host.completion_bytes"), "8");
+    assert_eq!(value("host.data_over_link"), "false");
+    assert_eq!(value("host.full_duplex"), "true");
+    // The source text is wrapped: compare with single spaces.
+    let text = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for s in ["653 GB", "16-byte descriptor", "8-byte status"] {
+        assert!(text.contains(s), "lacks `{s}`\n{}", r.context());
     }
 }
 

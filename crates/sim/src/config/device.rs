@@ -1,4 +1,5 @@
-//! Device configuration: NAND geometry, NAND and bus timing, host link and FTL CPU.
+//! Device configuration: NAND geometry, NAND and bus timing, host link (bandwidth, command and
+//! completion messages, whether data crosses it) and FTL CPU.
 
 use serde::{Deserialize, Serialize};
 
@@ -64,16 +65,23 @@ settings! {
 }
 
 settings! {
-    /// Host interface: link bandwidth and per-command overhead.
+    /// Host interface: link bandwidth, the command and completion messages of a request, and
+    /// whether data crosses the link.
     pub struct HostConfig in "host" {
         /// Link bandwidth in each direction (MB = 10^6 bytes).
         link_mb_per_s: f64 = 3_940.0, unit "MB/s", range 0.000001 ..= 1_000_000.0;
-        /// Link time of one command (submission and completion protocol overhead).
+        /// Link time of one command (submission and completion protocol overhead), on top of that of host.command_bytes.
         command_overhead_ns: u64 = 0, unit "ns", range 0 ..= 1_000_000_000;
+        /// Command message each request (read, write, trim, flush) sends down the link before the device sees it.
+        command_bytes: u32 = 0, unit "bytes", range 0 ..= 65536;
+        /// Status message sent up the link when a request finished; the host sees it complete once that crossed (0: none).
+        completion_bytes: u32 = 0, unit "bytes", range 0 ..= 65536;
         /// Host sector (logical block) size.
         sector_bytes: u32 = 512, unit "bytes", choices "512 | 4096";
         /// Reads and writes use separate link directions (PCIe); false shares one (UART, SATA).
         full_duplex: bool = true, unit "";
+        /// Read and write data cross the link; false: only command and completion messages do (data made and used on the device).
+        data_over_link: bool = true, unit "";
     }
 }
 
@@ -205,6 +213,19 @@ mod tests {
         let err = d.validate().unwrap_err().to_string();
         assert!(err.contains("geometry.channels"), "{err}");
         assert!(err.contains("1 ..= 256"), "{err}");
+    }
+
+    #[test]
+    fn link_message_sizes_are_checked() {
+        let mut d = DeviceConfig::default();
+        d.host.command_bytes = 65_537;
+        let err = d.validate().unwrap_err().to_string();
+        assert!(err.contains("host.command_bytes"), "{err}");
+        assert!(err.contains("0 ..= 65536"), "{err}");
+        let mut d = DeviceConfig::default();
+        d.host.completion_bytes = 1 << 20;
+        let err = d.validate().unwrap_err().to_string();
+        assert!(err.contains("host.completion_bytes"), "{err}");
     }
 
     #[test]

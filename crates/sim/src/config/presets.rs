@@ -106,8 +106,11 @@ fn cosmos() -> Preset {
             host: HostConfig {
                 link_mb_per_s: 3_200.0,
                 command_overhead_ns: 0,
+                command_bytes: 0,
+                completion_bytes: 0,
                 sector_bytes: 512,
                 full_duplex: true,
+                data_over_link: true,
             },
             cpu: CpuConfig { cores: 1 },
         },
@@ -150,8 +153,11 @@ fn fmmu_16ch() -> Preset {
             host: HostConfig {
                 link_mb_per_s: 15_760.0,
                 command_overhead_ns: 0,
+                command_bytes: 0,
+                completion_bytes: 0,
                 sector_bytes: 512,
                 full_duplex: true,
+                data_over_link: true,
             },
             cpu: CpuConfig { cores: 1 },
         },
@@ -163,11 +169,18 @@ fn fmmu_16ch() -> Preset {
 fn mt_board() -> Preset {
     Preset {
         name: "mt-board",
-        summary: "uC/OS-II NAND board (multi-threaded FTL): 2 chips, 4 KiB pages, UART host link",
+        summary: "uC/OS-II NAND board (multi-threaded FTL): 2 chips, 4 KiB pages, UART carrying request descriptors",
         source: "multithreaded-ftl-ucos.txt Table 1: STM32F103 MCU (one core), 4 GB NAND on two chips, \
                  4 KiB pages, 512 KiB blocks (128 pages), read 60 us, write 800 us, erase 1.5 ms; host \
-                 over a UART. Assumed: both chips on one 8-bit bus at 10 MB/s, 128-byte OOB, UART at \
-                 115,200 baud 8N1 (11,520 bytes/s each way).",
+                 over a UART, the I/O requests of the trace sent through it to the board (section \
+                 Performance Evaluation). Assumed: both chips on one 8-bit bus at 10 MB/s, 128-byte OOB, \
+                 UART at 115,200 baud 8N1 (11,520 bytes/s each way, full duplex). The UART carries request \
+                 descriptors, not data: Table 2's trace moves 653 GB (282 GB read, 371 GB written), and \
+                 371 GB alone would take 373 days down a UART at 11,520 bytes/s, so the board makes the \
+                 data it writes and drops the data it reads (host.data_over_link = false). Each request \
+                 sends an assumed 16-byte descriptor down (opcode, LBA, length, tag, checksum: 1.39 ms) \
+                 and gets an 8-byte status back (tag, status, checksum: 0.69 ms); the response time \
+                 includes both.",
         device: DeviceConfig {
             geometry: Geometry {
                 channels: 1,
@@ -193,8 +206,11 @@ fn mt_board() -> Preset {
             host: HostConfig {
                 link_mb_per_s: 0.011_52,
                 command_overhead_ns: 0,
+                command_bytes: 16,
+                completion_bytes: 8,
                 sector_bytes: 512,
                 full_duplex: true,
+                data_over_link: false,
             },
             cpu: CpuConfig { cores: 1 },
         },
@@ -259,8 +275,11 @@ fn nftl(chip: NftlChip) -> Preset {
             host: HostConfig {
                 link_mb_per_s: 60.0,
                 command_overhead_ns: 0,
+                command_bytes: 0,
+                completion_bytes: 0,
                 sector_bytes: 512,
                 full_duplex: false,
+                data_over_link: true,
             },
             cpu: CpuConfig { cores: 1 },
         },
@@ -301,8 +320,11 @@ fn small_chip(
         host: HostConfig {
             link_mb_per_s: 300.0,
             command_overhead_ns: 0,
+            command_bytes: 0,
+            completion_bytes: 0,
             sector_bytes: 512,
             full_duplex: false,
+            data_over_link: true,
         },
         cpu: CpuConfig { cores: 1 },
     }
@@ -364,6 +386,28 @@ mod tests {
         assert_eq!(t.read_latency_ns + page, 375_000);
         assert_eq!(page + t.program_latency_ns, 1_330_000);
         assert_eq!(t.erase_latency_ns, 3_840_000);
+    }
+
+    #[test]
+    fn mt_board_uart_carries_descriptors_only() {
+        let h = preset("mt-board").unwrap().device.host;
+        // 115,200 baud 8N1: 10 bits per byte.
+        assert!((h.link_mb_per_s * 1e6 - 115_200.0 / 10.0).abs() < 1e-6);
+        assert!(h.full_duplex);
+        assert!(!h.data_over_link);
+        assert_eq!((h.command_bytes, h.completion_bytes), (16, 8));
+        // 16 bytes down in 1.39 ms, 8 bytes up in 0.69 ms, as the source text says.
+        assert_eq!(h.link_ns(16), 1_388_889);
+        assert_eq!(h.link_ns(8), 694_444);
+    }
+
+    #[test]
+    fn other_presets_keep_data_on_the_link_and_no_messages() {
+        for name in PRESETS.iter().filter(|n| **n != "mt-board") {
+            let h = preset(name).unwrap().device.host;
+            assert!(h.data_over_link, "{name}");
+            assert_eq!((h.command_bytes, h.completion_bytes), (0, 0), "{name}");
+        }
     }
 
     #[test]

@@ -15,6 +15,9 @@ pub enum Event {
     LinkDone { sub: u32 },
     /// A host command finished crossing the link and enters the device.
     CommandIn { req: u32 },
+    /// The completion message of a finished request finished crossing the link: the host sees
+    /// the request complete.
+    CompletionOut { req: u32 },
     /// An FTL CPU core finished its handler.
     CoreFree,
     /// The effects of the oldest pending FTL handler take effect (in-order commit).

@@ -6,6 +6,13 @@
 //! simulated terms, and its effects (flash commands, host completions) take effect when its
 //! charged CPU time has elapsed, in the order handlers started (in-order commit). With zero
 //! CPU cost effects apply at once. In functional-only mode flash, link and CPU take no time.
+//!
+//! A host request's life: it arrives, waits behind earlier overlapping requests
+//! ([`OverlapTracker`]), its command message crosses the link down (`CommandIn`), it is chopped
+//! into sub-requests; a write sub-request's data crosses the link down before the FTL gets it,
+//! a read sub-request's data crosses it up after the FTL finished (both only with
+//! `host.data_over_link`); when the last sub-request is done, the completion message (if
+//! `host.completion_bytes` > 0) crosses the link up (`CompletionOut`) and the request completes.
 
 pub mod events;
 mod precondition;
@@ -511,13 +518,13 @@ impl Simulation {
         }
     }
 
+    /// Sends the command message of a request down the link.
     fn start_request(&mut self, req: u32) {
-        let cmd_ns = self.link.command_ns();
         if self.functional {
             self.immediate.push_back(Event::CommandIn { req });
             return;
         }
-        let end = self.link.transfer(Dir::Down, self.now, 0, cmd_ns);
+        let end = self.link.command(self.now);
         self.at(end, Event::CommandIn { req });
     }
 
@@ -526,8 +533,9 @@ impl Simulation {
         let r = *self.reqs.get(req);
         match r.op {
             Op::Read | Op::Write => {
-                // Write data crosses the link before the FTL sees it (no time when functional).
-                let data_in = r.op == Op::Write && !self.functional;
+                // Write data crosses the link before the FTL sees it (no time when functional,
+                // not at all when the data is made on the device).
+                let data_in = r.op == Op::Write && !self.functional && self.link.data_over_link();
                 let mut n = 0;
                 for (first, count) in chop(r.first_sector, r.sectors, self.chop_sectors) {
                     n += 1;
@@ -587,7 +595,7 @@ impl Simulation {
             return Ok(());
         }
         let op = self.reqs.get(s.req).op;
-        if op == Op::Read && !self.functional {
+        if op == Op::Read && !self.functional && self.link.data_over_link() {
             let bytes = s.sectors * self.sector_bytes;
             self.subs.get_mut(sub).phase = SubPhase::DataOut;
             let end = self.link.transfer(Dir::Up, self.now, bytes, 0);
@@ -604,11 +612,24 @@ impl Simulation {
         let r = self.reqs.get_mut(req);
         r.subs_left -= 1;
         if r.subs_left == 0 {
-            self.request_done(req)?;
+            self.device_done(req)?;
         }
         Ok(())
     }
 
+    /// The device finished a request: its completion message crosses the link up (no time
+    /// when functional), then the host sees it complete.
+    fn device_done(&mut self, req: u32) -> Result<(), SimError> {
+        if !self.functional {
+            if let Some(end) = self.link.completion(self.now) {
+                self.at(end, Event::CompletionOut { req });
+                return Ok(());
+            }
+        }
+        self.request_done(req)
+    }
+
+    /// The host sees the request complete.
     fn request_done(&mut self, req: u32) -> Result<(), SimError> {
         let r = *self.reqs.get(req);
         self.reqs.remove(req);
@@ -782,6 +803,7 @@ impl Simulation {
                 self.command_in(req);
                 Ok(())
             }
+            Event::CompletionOut { req } => self.request_done(req),
             Event::CoreFree => {
                 self.busy_cores -= 1;
                 Ok(())

@@ -1,14 +1,18 @@
 //! The host link: each direction is a FIFO resource with a bandwidth; a half-duplex link
 //! (UART-style shared wire, SATA) uses one resource for both directions.
+//!
+//! What crosses it per request: a command message down (`host.command_bytes` plus
+//! `host.command_overhead_ns`), write data down and read data up when `host.data_over_link`,
+//! and a completion message up (`host.completion_bytes`, none when 0).
 
 use crate::config::HostConfig;
 
 /// Direction of a transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dir {
-    /// Host to device (commands, write data).
+    /// Host to device (command messages, write data).
     Down,
-    /// Device to host (read data).
+    /// Device to host (read data, completion messages).
     Up,
 }
 
@@ -47,9 +51,23 @@ impl Link {
         start + ns
     }
 
-    /// Time the command of a request takes on the link.
-    pub fn command_ns(&self) -> u64 {
-        self.config.command_overhead_ns
+    /// Sends the command message of a request down, starting no earlier than `now`; returns
+    /// when the device has it.
+    pub fn command(&mut self, now: u64) -> u64 {
+        let bytes = u64::from(self.config.command_bytes);
+        self.transfer(Dir::Down, now, bytes, self.config.command_overhead_ns)
+    }
+
+    /// Sends the completion message of a finished request up, starting no earlier than `now`;
+    /// returns when the host has it, or `None` when the link has no completion message.
+    pub fn completion(&mut self, now: u64) -> Option<u64> {
+        let bytes = u64::from(self.config.completion_bytes);
+        (bytes > 0).then(|| self.transfer(Dir::Up, now, bytes, 0))
+    }
+
+    /// Whether read and write data cross the link.
+    pub fn data_over_link(&self) -> bool {
+        self.config.data_over_link
     }
 
     /// Busy time of (down, up) since the last reset; equal when half duplex.
@@ -79,6 +97,25 @@ mod tests {
         assert_eq!(l.transfer(Dir::Down, 0, 1000, 0), 1000);
         assert_eq!(l.transfer(Dir::Down, 0, 1000, 0), 2000);
         assert_eq!(l.transfer(Dir::Up, 0, 1000, 0), 1000);
+    }
+
+    #[test]
+    fn command_and_completion_messages_take_their_bytes() {
+        let mut l = Link::new(HostConfig {
+            link_mb_per_s: 1.0,
+            command_overhead_ns: 500,
+            command_bytes: 16,
+            completion_bytes: 8,
+            ..HostConfig::default()
+        });
+        assert_eq!(l.command(0), 16_500);
+        assert_eq!(l.command(0), 33_000);
+        assert_eq!(l.completion(10_000), Some(18_000));
+        assert_eq!(l.busy_ns(), (33_000, 8_000));
+        let mut none = Link::new(HostConfig::default());
+        assert_eq!(none.completion(7), None);
+        assert_eq!(none.command(7), 7);
+        assert_eq!(none.busy_ns(), (0, 0));
     }
 
     #[test]
