@@ -1,7 +1,8 @@
 //! A simulated uC/OS-II-style real-time kernel for FTL firmware running as tasks.
 //!
 //! One CPU runs the highest-priority ready task (priorities are unique; a lower number is a
-//! higher priority, as in uC/OS-II). Tasks are state machines driven by a [`Program`]: each
+//! higher priority, as in uC/OS-II; numbers are u64 so that a renumbering scheme such as
+//! "oldest request first" needs no wrap-around, which uC/OS-II's 64 levels would). Tasks are state machines driven by a [`Program`]: each
 //! call of [`Program::step`] runs one short stretch of the task's code and says what happens
 //! next: use the CPU for a while ([`Step::Compute`]), pend on or post a counting semaphore,
 //! sleep until woken ([`Kernel::wake`] from outside, [`Step::Resume`] from a task), or spin
@@ -42,6 +43,9 @@ pub enum Step {
     /// Wake a sleeping task (`OSTaskResume`; no effect on a task that is not asleep). The
     /// caller goes on, unless the woken task has a higher priority.
     Resume(TaskId),
+    /// Give the calling task a new priority (`OSTaskChangePrio`); panics if another task has
+    /// it (priorities are unique).
+    SetPriority(u64),
     /// Spin, checking something every `period_ns`, until [`Kernel::notify`] (the step after
     /// the poll that noticed it) or preemption by a higher-priority task.
     Poll { period_ns: u64 },
@@ -76,7 +80,7 @@ enum State {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct TaskStats {
     pub name: String,
-    pub priority: u8,
+    pub priority: u64,
     /// CPU time running steps.
     pub cpu_ns: u64,
     /// CPU time spinning in polls.
@@ -123,7 +127,7 @@ struct Sem {
 
 /// The kernel: tasks, semaphores, the CPU.
 pub struct Kernel {
-    priority: Vec<u8>,
+    priority: Vec<u64>,
     state: Vec<State>,
     sems: Vec<Sem>,
     current: Option<TaskId>,
@@ -148,7 +152,7 @@ impl Kernel {
     }
 
     /// Creates a ready task; panics on a duplicate priority (a programming error).
-    pub fn add_task(&mut self, name: &str, priority: u8) -> TaskId {
+    pub fn add_task(&mut self, name: &str, priority: u64) -> TaskId {
         assert!(
             !self.priority.contains(&priority),
             "task priorities are unique"
@@ -340,6 +344,14 @@ impl Kernel {
             Step::Post(sem) => self.release(sem, at),
             Step::Sleep => self.state[task] = State::Sleeping { since: at },
             Step::Resume(other) => self.wake(other, at),
+            Step::SetPriority(p) => {
+                assert!(
+                    self.priority.iter().enumerate().all(|(t, &q)| t == task || q != p),
+                    "task priorities are unique"
+                );
+                self.priority[task] = p;
+                self.stats.tasks[task].priority = p;
+            }
             Step::Poll { period_ns } => {
                 self.state[task] = State::Polling {
                     period: period_ns.max(1),

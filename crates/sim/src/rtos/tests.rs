@@ -198,3 +198,22 @@ fn a_resumed_higher_priority_task_preempts_the_resumer_at_its_next_step() {
     assert_eq!(end, 22);
     assert_eq!(k.stats().tasks[worker].sleep_ns, 5);
 }
+
+#[test]
+fn a_task_can_change_its_priority_and_semaphores_follow_it() {
+    let mut k = Kernel::new(0);
+    let sem = k.add_semaphore("nand", 0);
+    let a = k.add_task("a", 1);
+    let b = k.add_task("b", 2);
+    let mut p = Script::new(vec![
+        vec![Step::SetPriority(10), Step::Pend(sem), Step::Compute(1)],
+        vec![Step::Pend(sem), Step::Compute(1)],
+    ]);
+    run_all(&mut k, &mut p, 0);
+    // Both wait; the post goes to b, now the higher priority.
+    k.post(sem, 5);
+    run_all(&mut k, &mut p, 5);
+    assert!(p.log.contains(&(b, 5)));
+    assert!(!p.log.iter().any(|&(t, at)| t == a && at >= 5));
+    assert_eq!(k.stats().tasks[a].priority, 10);
+}

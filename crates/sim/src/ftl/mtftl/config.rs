@@ -19,6 +19,17 @@ pub enum NandLock {
     Die,
 }
 
+/// How FTL task priorities are set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskPriority {
+    /// The task with the oldest request has the highest priority (renumbered when a task
+    /// takes a request).
+    RequestAge,
+    /// Task i has priority i + 1 for ever.
+    Fixed,
+}
+
 settings! {
     /// The multi-threaded (`mt-ftl`) and single-threaded (`st-ftl`) page-mapping FTLs on a
     /// simulated uC/OS-II (`[ftl]` with `name = "mt-ftl"` or `"st-ftl"`).
@@ -27,8 +38,10 @@ settings! {
         name: String = "mt-ftl".into(), unit "";
         /// FTL tasks taking host requests (the paper: 4); st-ftl runs exactly one.
         tasks: u32 = 4, unit "tasks", range 1 ..= 63;
-        /// What a NAND semaphore protects: the whole device or one die.
-        nand_lock: NandLock = NandLock::Device, unit "", choices "device | die";
+        /// What a NAND semaphore protects: one die (each chip of the paper's board has its own ready/busy line), or the whole device.
+        nand_lock: NandLock = NandLock::Die, unit "", choices "die | device";
+        /// FTL task priorities: the oldest request first, or fixed by task number.
+        task_priority: TaskPriority = TaskPriority::RequestAge, unit "", choices "request-age | fixed";
         /// Share of the physical capacity kept as spare (logical = physical x (1 - over_provisioning)).
         over_provisioning: f64 = 0.07, unit "fraction", range 0.0 ..= 0.95;
         /// Mapping unit (4 KiB: one unit per page on the paper's board).

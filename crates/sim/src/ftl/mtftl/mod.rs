@@ -1,10 +1,14 @@
 //! Multi-threaded page-mapping FTL on a simulated uC/OS-II (`mt-ftl`), and the same FTL code
 //! run as one task (`st-ftl`): multithreaded-ftl-ucos.txt, Fig. 2.
 //!
-//! - **Tasks** ([`crate::rtos`]): `tasks` FTL tasks (priorities 1..) each take one host request
-//!   at a time from the host queue (a counting semaphore the host interface posts) and run it
-//!   to the end; a lowest-priority **monitor** runs when every FTL task sleeps or pends, polls
-//!   the NAND and resumes the task whose operation finished.
+//! - **Tasks** ([`crate::rtos`]): `tasks` FTL tasks each take one host request at a time from
+//!   the host queue (a counting semaphore the host interface posts) and run it to the end; a
+//!   lowest-priority **monitor** runs when every FTL task sleeps or pends, polls the NAND and
+//!   resumes the task whose operation finished. With `task_priority = "request-age"` (the
+//!   default) a task that takes a request lowers its priority below every other busy task
+//!   (`OSTaskChangePrio`), so the CPU and every semaphore go to the task with the oldest
+//!   request; with `"fixed"` task i keeps priority i + 1 and a low-priority task's request
+//!   can starve behind the others' (uC/OS-II hands semaphores to the highest priority).
 //! - **Semaphores** protect the FTL metadata (block lists, working blocks, GC), the mapping
 //!   table, and the NAND (`nand_lock`: one for the device, as on the paper's board, or one per
 //!   die). Lock order is metadata, NAND, mapping table, so no two tasks can deadlock.
@@ -38,7 +42,7 @@ mod config;
 mod gc;
 mod task;
 
-pub use config::{MtFtlConfig, NandLock};
+pub use config::{MtFtlConfig, NandLock, TaskPriority};
 
 use std::collections::VecDeque;
 
@@ -96,6 +100,7 @@ struct OpenBlock {
 enum Phase {
     Idle,
     Take,
+    Prioritize,
     Dispatch,
     // A read of the units [lpn, lpn + k) of one page (host read or the old unit of a
     // partial write), then `after`.
@@ -259,6 +264,8 @@ struct Core {
     die_cursor: u32,
     gc_blocks: Vec<Option<OpenBlock>>,
     units_written: u64,
+    /// Requests taken (the priority of the next one with `task_priority = "request-age"`).
+    requests_taken: u64,
     zeros: Vec<u64>,
     /// Read data on its way to the host (verify runs).
     scratch: Vec<u64>,
@@ -329,10 +336,10 @@ impl MtFtl {
             requests: 0,
         };
         for t in 0..cfg.tasks {
-            kernel.add_task(&format!("ftl{t}"), t as u8 + 1);
+            kernel.add_task(&format!("ftl{t}"), u64::from(t) + 1);
         }
         let single = cfg.tasks == 1 && name == "st-ftl";
-        let monitor = (!single).then(|| kernel.add_task("monitor", 62));
+        let monitor = (!single).then(|| kernel.add_task("monitor", u64::MAX));
         let mut tasks = vec![task; cfg.tasks as usize];
         if let Some(m) = monitor {
             let mut mon = tasks[0].clone();
@@ -358,6 +365,7 @@ impl MtFtl {
                 die_cursor: 0,
                 gc_blocks: vec![None; layout.dies() as usize],
                 units_written: 0,
+                requests_taken: 0,
                 zeros: vec![0; unit_sectors as usize],
                 scratch: Vec::with_capacity(unit_sectors as usize),
                 stats: MtStats::default(),
@@ -515,6 +523,7 @@ impl Ftl for MtFtl {
             "tasks": c.cfg.tasks,
             "monitor": self.monitor.is_some(),
             "nand_lock": c.cfg.nand_lock,
+            "task_priority": c.cfg.task_priority,
             "mapping_unit_bytes": c.cfg.mapping_unit_bytes,
             "units_per_page": c.upp,
             "logical_units": c.sizing.logical_units,

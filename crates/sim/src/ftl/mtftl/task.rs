@@ -115,8 +115,17 @@ impl Core {
                 })?;
                 self.start(t, sub);
                 let ns = self.cfg.cpu_request_ns;
-                self.then(t, Dispatch, Step::Compute(ns))
+                self.then(t, Prioritize, Step::Compute(ns))
             }
+            Prioritize => match self.cfg.task_priority {
+                super::TaskPriority::Fixed => self.go(t, Dispatch),
+                super::TaskPriority::RequestAge => {
+                    // Below every task holding an older request; above the monitor.
+                    self.requests_taken += 1;
+                    let priority = u64::from(self.cfg.tasks) + self.requests_taken;
+                    self.then(t, Dispatch, Step::SetPriority(priority))
+                }
+            },
             Dispatch => {
                 let next = match self.sub(t).op {
                     Op::Read => ReadNext,
