@@ -5,6 +5,7 @@
 //! (an FTL broke a NAND rule, a data check failed), 74 output could not be written.
 
 mod bench;
+mod experiment_cmd;
 mod help;
 mod trace_cmd;
 
@@ -56,6 +57,9 @@ enum Command {
     /// Block traces: statistics, format conversion, the formats read, reader speed
     #[command(subcommand)]
     Trace(trace_cmd::TraceCommand),
+    /// Reproduce a paper's study (many runs; table, CSV, JSON and plots)
+    #[command(subcommand)]
+    Experiment(experiment_cmd::ExperimentCommand),
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -131,6 +135,7 @@ pub fn run(args: Vec<String>) -> i32 {
         Command::Ftls => ftls_command(),
         Command::Bench(args) => bench::bench_command(&args),
         Command::Trace(command) => trace_cmd::trace_command(&command),
+        Command::Experiment(command) => experiment_cmd::experiment_command(&command),
     }
 }
 

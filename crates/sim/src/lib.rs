@@ -22,6 +22,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod experiment;
 pub mod flash;
 pub mod ftl;
 pub mod host;

@@ -48,7 +48,11 @@ const VARIANTS: &[(&str, &[&str])] = &[
     ("mt-ftl", &["ftl.tasks=4"]),
     (
         "mt-ftl",
-        &["ftl.tasks=16", "ftl.nand_lock=\"die\"", "ftl.over_provisioning=0.4"],
+        &[
+            "ftl.tasks=16",
+            "ftl.nand_lock=\"die\"",
+            "ftl.over_provisioning=0.4",
+        ],
     ),
     (
         "mt-ftl",
@@ -79,7 +83,14 @@ const VARIANTS: &[(&str, &[&str])] = &[
             "host.sector_bytes=4096",
         ],
     ),
-    ("mt-ftl", &["ftl.tasks=4", "geometry.planes_per_die=2", "ftl.nand_lock=\"die\""]),
+    (
+        "mt-ftl",
+        &[
+            "ftl.tasks=4",
+            "geometry.planes_per_die=2",
+            "ftl.nand_lock=\"die\"",
+        ],
+    ),
 ];
 
 fn variant(index: usize, functional: bool, gc: bool) -> ExperimentConfig {
@@ -150,17 +161,35 @@ fn clip(step: Step, logical: u64) -> Step {
         (offset % (logical - sectors + 1), sectors)
     };
     match step {
-        Step::Write { offset_sectors, sectors } => {
+        Step::Write {
+            offset_sectors,
+            sectors,
+        } => {
             let (offset_sectors, sectors) = fit(offset_sectors, sectors);
-            Step::Write { offset_sectors, sectors }
+            Step::Write {
+                offset_sectors,
+                sectors,
+            }
         }
-        Step::Read { offset_sectors, sectors } => {
+        Step::Read {
+            offset_sectors,
+            sectors,
+        } => {
             let (offset_sectors, sectors) = fit(offset_sectors, sectors);
-            Step::Read { offset_sectors, sectors }
+            Step::Read {
+                offset_sectors,
+                sectors,
+            }
         }
-        Step::Trim { offset_sectors, sectors } => {
+        Step::Trim {
+            offset_sectors,
+            sectors,
+        } => {
             let (offset_sectors, sectors) = fit(offset_sectors, sectors);
-            Step::Trim { offset_sectors, sectors }
+            Step::Trim {
+                offset_sectors,
+                sectors,
+            }
         }
         other => other,
     }
@@ -169,12 +198,12 @@ fn clip(step: Step, logical: u64) -> Step {
 /// Each variant once, deterministically, with GC and a deep queue.
 #[test]
 fn every_variant_deterministically() {
-    for index in 0..VARIANTS.len() {
+    for (index, described) in VARIANTS.iter().enumerate() {
         for (functional, gc, qd) in [(false, true, 64), (true, true, 16), (false, false, 1)] {
             let cfg = variant(index, functional, gc);
             let steps = testing::random_steps(index as u64 + 7, 3000, logical(&cfg));
             let o = testing::run_steps(&cfg, &steps, qd)
-                .unwrap_or_else(|e| panic!("variant {index} {:?} gc={gc} qd={qd}: {e}", VARIANTS[index]));
+                .unwrap_or_else(|e| panic!("variant {index} {described:?} gc={gc} qd={qd}: {e}"));
             assert_eq!(o.checked_sectors, o.sectors_read);
             if gc {
                 assert!(o.gc.gc_runs > 0, "variant {index}: GC never ran");

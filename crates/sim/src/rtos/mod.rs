@@ -346,7 +346,10 @@ impl Kernel {
             Step::Resume(other) => self.wake(other, at),
             Step::SetPriority(p) => {
                 assert!(
-                    self.priority.iter().enumerate().all(|(t, &q)| t == task || q != p),
+                    self.priority
+                        .iter()
+                        .enumerate()
+                        .all(|(t, &q)| t == task || q != p),
                     "task priorities are unique"
                 );
                 self.priority[task] = p;

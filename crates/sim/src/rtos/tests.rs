@@ -193,7 +193,13 @@ fn a_resumed_higher_priority_task_preempts_the_resumer_at_its_next_step() {
     // monitor's next step starts at 15.
     assert_eq!(
         p.log[..5],
-        [(monitor, 0), (monitor, 5), (worker, 5), (worker, 15), (monitor, 15)]
+        [
+            (monitor, 0),
+            (monitor, 5),
+            (worker, 5),
+            (worker, 15),
+            (monitor, 15)
+        ]
     );
     assert_eq!(end, 22);
     assert_eq!(k.stats().tasks[worker].sleep_ns, 5);

@@ -47,7 +47,12 @@ impl Core {
                 self.working_on_die
             ));
         }
-        for b in self.gc_blocks.iter().flatten().filter(|b| b.next_page < ppb) {
+        for b in self
+            .gc_blocks
+            .iter()
+            .flatten()
+            .filter(|b| b.next_page < ppb)
+        {
             let written = nand.block(b.block).write_ptr;
             if written != b.next_page {
                 return Err(format!(

@@ -272,7 +272,8 @@ impl Core {
             let (from, to) = (self.map.unit_at(src, s), self.map.unit_at(dst, s));
             if let Some(lpn) = ctx.nand().is_valid(to).then(|| ctx.nand().oob(to).lpn()) {
                 let lpn = lpn.ok_or_else(|| self.bug(format!("valid slot {to} without a unit")))?;
-                self.map.invalidate_programmed(ctx, &mut self.blocks, from)?;
+                self.map
+                    .invalidate_programmed(ctx, &mut self.blocks, from)?;
                 self.map.set(lpn, to);
                 moved += 1;
             }
@@ -350,7 +351,12 @@ impl Core {
         }
         self.tasks[t].op_done = false;
         let payload = (!data.is_empty()).then_some(data);
-        ctx.program(&[dst], entries, payload, Issue::new(Cause::Gc).token(token(t)))?;
+        ctx.program(
+            &[dst],
+            entries,
+            payload,
+            Issue::new(Cause::Gc).token(token(t)),
+        )?;
         ctx.counters().gc_units_moved += k as u64;
         self.stats.gc_programmed_pages += 1;
         self.stats.padded_units += (self.upp as usize - k) as u64;

@@ -236,7 +236,10 @@ impl Core {
             }
             Complete => {
                 let task = &mut self.tasks[t];
-                let sub = task.sub.take().expect("a task completes the request it took");
+                let sub = task
+                    .sub
+                    .take()
+                    .expect("a task completes the request it took");
                 task.requests += 1;
                 ctx.complete(sub.id);
                 self.go(t, Idle)
@@ -265,7 +268,10 @@ impl Core {
     }
 
     fn sub(&self, t: TaskId) -> &SubRequest {
-        self.tasks[t].sub.as_ref().expect("a task serving a request")
+        self.tasks[t]
+            .sub
+            .as_ref()
+            .expect("a task serving a request")
     }
 
     /// Takes a request: its unit span.
@@ -511,7 +517,12 @@ impl Core {
         let issue = Issue::new(Cause::Host)
             .token(token(t))
             .deadline(sub.deadline_ns);
-        let result = ctx.program(&[page], &entries, (!data.is_empty()).then_some(&data), issue);
+        let result = ctx.program(
+            &[page],
+            &entries,
+            (!data.is_empty()).then_some(&data),
+            issue,
+        );
         self.tasks[t].entries = entries;
         self.tasks[t].data = data;
         result?;
@@ -522,7 +533,9 @@ impl Core {
     /// Invalidates the stale copy of a unit written or trimmed.
     fn drop_copy(&mut self, ctx: &mut FtlCtx<'_>, old: u32) -> Result<(), SimError> {
         self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
-        let die = self.layout.die_of(self.layout.block_of(self.map.page_of(old)));
+        let die = self
+            .layout
+            .die_of(self.layout.block_of(self.map.page_of(old)));
         self.valid_on_die[die as usize] -= 1;
         Ok(())
     }

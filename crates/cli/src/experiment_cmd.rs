@@ -1,0 +1,317 @@
+//! `flashlab experiment`: a paper's study end to end, written as a table, CSV, JSON and SVG
+//! plots into an output directory.
+
+use std::path::{Path, PathBuf};
+
+use flashlab_sim::experiment::mt_ftl::{Study, StudyOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+use plotters::prelude::*;
+
+use crate::{fail, write_json, EXIT_IO};
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ExperimentCommand {
+    /// multithreaded-ftl-ucos.txt Figs. 3 and 4: st-ftl against mt-ftl over queue depths, on
+    /// mt-board and on parallel SSDs
+    MtFtl(MtFtlArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct MtFtlArgs {
+    /// Output directory (table.txt, results.csv, results.json, *.svg)
+    #[arg(short, long, default_value = "mt-ftl-study")]
+    out: PathBuf,
+    /// Workload (--workload syntax; its qd is replaced by each queue depth)
+    #[arg(short, long, default_value = "desktop")]
+    workload: String,
+    /// Queue depths, comma separated
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,2,4,8,16,32,64,128,256"
+    )]
+    queue_depths: Vec<u32>,
+    /// Requests measured per run
+    #[arg(long, default_value_t = 20_000)]
+    requests: u64,
+    /// Blocks per plane of mt-board (default: the preset's 4096, 4 GB)
+    #[arg(long)]
+    board_blocks_per_plane: Option<u32>,
+    /// Parallel SSD presets, comma separated (empty: board only)
+    #[arg(long, value_delimiter = ',', default_value = "cosmos,fmmu-16ch")]
+    ssd: Vec<String>,
+    /// Blocks per plane of the SSDs (capacity scaled down; parallelism and timing kept)
+    #[arg(long, default_value_t = 128)]
+    ssd_blocks_per_plane: u32,
+    /// Fraction of the SSDs' logical space preconditioned (the board: all)
+    #[arg(long, default_value_t = 0.5)]
+    ssd_precondition: f64,
+    /// mt-ftl task counts on the SSDs
+    #[arg(long, value_delimiter = ',', default_value = "4,8,16")]
+    ssd_tasks: Vec<u32>,
+    /// Seed of every run
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Extra setting for every run (repeatable), e.g. --set ftl.cpu_request_ns=5000
+    #[arg(short, long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+}
+
+pub fn experiment_command(command: &ExperimentCommand) -> i32 {
+    match command {
+        ExperimentCommand::MtFtl(a) => mt_ftl(a),
+    }
+}
+
+fn mt_ftl(a: &MtFtlArgs) -> i32 {
+    let options = StudyOptions {
+        workload: a.workload.clone(),
+        queue_depths: a.queue_depths.clone(),
+        requests: a.requests,
+        board_blocks_per_plane: a.board_blocks_per_plane,
+        ssd_presets: a.ssd.iter().filter(|s| !s.is_empty()).cloned().collect(),
+        ssd_blocks_per_plane: a.ssd_blocks_per_plane,
+        ssd_tasks: a.ssd_tasks.clone(),
+        ssd_precondition: a.ssd_precondition,
+        seed: a.seed,
+        sets: a.sets.clone(),
+        ..StudyOptions::default()
+    };
+    if let Err(e) = std::fs::create_dir_all(&a.out) {
+        eprintln!("error: cannot create {}: {e}", a.out.display());
+        return EXIT_IO;
+    }
+    let bar = progress_bar();
+    let study = options.run(&mut |done, total, what| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(what.to_string());
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let study = match study {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let table = render_table(&study);
+    print!("{table}");
+    write_outputs(&a.out, &study, &table)
+}
+
+fn progress_bar() -> Option<ProgressBar> {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new(1);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} runs  {elapsed}  {msg}")
+                .expect("valid template"),
+        );
+        bar
+    })
+}
+
+fn write_outputs(dir: &Path, study: &Study, table: &str) -> i32 {
+    let json = serde_json::to_value(study).expect("study serializes");
+    let code = write_json(&dir.join("results.json"), &json);
+    if code != 0 {
+        return code;
+    }
+    for (name, text) in [
+        ("results.csv", study.csv()),
+        ("table.txt", table.to_string()),
+    ] {
+        if let Err(e) = std::fs::write(dir.join(name), text) {
+            eprintln!("error: cannot write {}: {e}", dir.join(name).display());
+            return EXIT_IO;
+        }
+    }
+    let mut plots = vec![
+        (
+            "board-mean.svg",
+            "mt-board: average response time (Fig. 3)",
+            Metric::Mean,
+            "mt-board",
+        ),
+        (
+            "board-worst.svg",
+            "mt-board: worst response time (Fig. 4)",
+            Metric::Max,
+            "mt-board",
+        ),
+    ];
+    let devices: Vec<String> = study.options.ssd_presets.clone();
+    let titles: Vec<String> = devices
+        .iter()
+        .map(|d| format!("{d}-sized SSD: average response time"))
+        .collect();
+    let files: Vec<String> = devices.iter().map(|d| format!("{d}-mean.svg")).collect();
+    for i in 0..devices.len() {
+        plots.push((&files[i], &titles[i], Metric::Mean, &devices[i]));
+    }
+    for (file, title, metric, device) in plots {
+        let path = dir.join(file);
+        if let Err(e) = plot(&path, study, device, title, metric) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_IO;
+        }
+    }
+    eprintln!(
+        "wrote {}/{{table.txt, results.csv, results.json, *.svg}}",
+        dir.display()
+    );
+    0
+}
+
+/// The table: one row per device, FTL and queue depth, with mt-ftl's gain over st-ftl.
+fn render_table(study: &Study) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>8} {:>8} {:>9} {:>9}\n",
+        "device",
+        "ftl",
+        "tasks",
+        "qd",
+        "mean",
+        "p99",
+        "max",
+        "gain",
+        "worst",
+        "cpu busy",
+        "nand wait"
+    ));
+    for p in &study.points {
+        let gain = study
+            .gain(&p.device, p.tasks, p.queue_depth)
+            .filter(|_| p.ftl == "mt-ftl");
+        let (g, w) = gain.map_or((String::from("-"), String::from("-")), |g| {
+            (
+                format!("{:+.1}%", 100.0 * g.mean_gain),
+                format!("{:+.1}%", 100.0 * g.worst_change),
+            )
+        });
+        out.push_str(&format!(
+            "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>8} {:>8} {:>8.1}% {:>9}\n",
+            p.device,
+            p.ftl,
+            p.tasks,
+            p.queue_depth,
+            duration(p.mean_ns),
+            duration(p.p99_ns as f64),
+            duration(p.max_ns as f64),
+            g,
+            w,
+            100.0 * p.cpu_utilisation,
+            duration(p.sem_wait_ns.nand as f64 / p.requests.max(1) as f64),
+        ));
+    }
+    out.push_str(
+        "gain: 1 - mean(mt-ftl)/mean(st-ftl); worst: max(mt-ftl)/max(st-ftl) - 1; \
+         nand wait: NAND-semaphore wait per request\n",
+    );
+    for device in
+        std::iter::once("mt-board").chain(study.options.ssd_presets.iter().map(String::as_str))
+    {
+        if let Some(best) = study
+            .gains
+            .iter()
+            .filter(|g| g.device == device)
+            .max_by(|a, b| a.mean_gain.total_cmp(&b.mean_gain))
+        {
+            out.push_str(&format!(
+                "{device}: best mt-ftl gain {:+.1}% ({:.2}x) with {} tasks at queue depth {}\n",
+                100.0 * best.mean_gain,
+                best.speedup,
+                best.tasks,
+                best.queue_depth
+            ));
+        }
+    }
+    out
+}
+
+fn duration(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.3} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else {
+        format!("{:.1} us", ns / 1e3)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Metric {
+    Mean,
+    Max,
+}
+
+/// Response time against queue depth (log2 axis), one line per FTL and task count.
+fn plot(
+    path: &Path,
+    study: &Study,
+    device: &str,
+    title: &str,
+    metric: Metric,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let points: Vec<_> = study.points.iter().filter(|p| p.device == device).collect();
+    if points.is_empty() {
+        return Ok(());
+    }
+    let value = |p: &flashlab_sim::experiment::mt_ftl::Point| match metric {
+        Metric::Mean => p.mean_ns / 1e9,
+        Metric::Max => p.max_ns as f64 / 1e9,
+    };
+    let x = |qd: u32| f64::from(qd).log2();
+    let x_max = points.iter().map(|p| x(p.queue_depth)).fold(0.0, f64::max);
+    let y_max = points.iter().map(|p| value(p)).fold(0.0, f64::max) * 1.1;
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..x_max.max(1.0), 0.0..y_max.max(1e-9))?;
+    chart
+        .configure_mesh()
+        .x_desc("queue depth")
+        .y_desc("response time (s)")
+        .x_label_formatter(&|v| format!("{}", 2f64.powf(*v).round()))
+        .draw()?;
+    let mut series: Vec<(String, u32)> = points.iter().map(|p| (p.ftl.clone(), p.tasks)).collect();
+    series.dedup();
+    series.sort();
+    series.dedup();
+    for (i, (ftl, tasks)) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let line: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| &p.ftl == ftl && p.tasks == *tasks)
+            .map(|p| (x(p.queue_depth), value(p)))
+            .collect();
+        let label = if ftl == "st-ftl" {
+            ftl.clone()
+        } else {
+            format!("{ftl} ({tasks} tasks)")
+        };
+        chart
+            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart.draw_series(
+            line.iter()
+                .map(|&(a, b)| Circle::new((a, b), 3, color.filled())),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}

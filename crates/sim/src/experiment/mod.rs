@@ -1,0 +1,3 @@
+//! Experiments that reproduce a paper's study end to end (many runs, one document).
+
+pub mod mt_ftl;
