@@ -22,7 +22,7 @@ pub struct MtFtlArgs {
     #[arg(short, long, default_value = "mt-ftl-study")]
     out: PathBuf,
     /// Workload (--workload syntax; its qd is replaced by each queue depth)
-    #[arg(short, long, default_value = "desktop")]
+    #[arg(short, long, default_value = flashlab_sim::experiment::mt_ftl::DESKTOP_MIX)]
     workload: String,
     /// Queue depths, comma separated
     #[arg(

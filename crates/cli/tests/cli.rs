@@ -721,3 +721,53 @@ fn bench_writes_json_figures() {
     }
     assert!(modes[0]["simulated_s"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn experiment_mt_ftl_writes_table_csv_json_and_plots() {
+    let dir = scratch("mt-ftl-study");
+    let out = flashlab(&[
+        "experiment",
+        "mt-ftl",
+        "--out",
+        path_str(&dir),
+        "--queue-depths",
+        "1,8",
+        "--requests",
+        "300",
+        "--board-blocks-per-plane",
+        "256",
+        "--ssd",
+        "",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("mt-board") && out.stdout.contains("gain"));
+    let json = read_json(&dir.join("results.json"));
+    assert_eq!(json["schema"], "flashlab.experiment.mt-ftl/1");
+    assert_eq!(json["points"].as_array().map(Vec::len), Some(4));
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5);
+    for plot in ["board-mean.svg", "board-worst.svg"] {
+        let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("queue depth"),
+            "{plot}"
+        );
+    }
+}
+
+#[test]
+fn experiment_mt_ftl_rejects_a_bad_workload() {
+    let dir = scratch("mt-ftl-bad");
+    let out = flashlab(&[
+        "experiment",
+        "mt-ftl",
+        "--out",
+        path_str(&dir),
+        "--workload",
+        "nonsense",
+        "--ssd",
+        "",
+    ]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("nonsense"), "{}", out.stderr);
+}

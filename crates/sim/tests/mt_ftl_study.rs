@@ -4,8 +4,7 @@
 
 use flashlab_sim::experiment::mt_ftl::{Study, StudyOptions};
 
-/// A desktop-like mix: mostly small requests, most bytes in large ones, more writes than reads.
-const WORKLOAD: &str = "randrw:read=0.45,bs=4k:60/16k:20/64k:15/256k:5";
+use flashlab_sim::experiment::mt_ftl::DESKTOP_MIX as WORKLOAD;
 
 fn study(options: StudyOptions) -> Study {
     options.run(&mut |_, _, _| {}).expect("the study runs")

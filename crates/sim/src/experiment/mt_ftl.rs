@@ -15,6 +15,10 @@ use crate::config::ExperimentConfig;
 use crate::workload::parse_spec;
 use crate::SimError;
 
+/// The default workload: a desktop-like mix (mostly small requests, most bytes in large ones,
+/// 55% of requests writes: more bytes written than read, as the paper's Table 2).
+pub const DESKTOP_MIX: &str = "randrw:read=0.45,bs=4k:60/16k:20/64k:15/256k:5";
+
 /// Schema of the study's JSON document.
 pub const STUDY_SCHEMA: &str = "flashlab.experiment.mt-ftl/1";
 
@@ -46,7 +50,7 @@ pub struct StudyOptions {
 impl Default for StudyOptions {
     fn default() -> Self {
         StudyOptions {
-            workload: "desktop".into(),
+            workload: DESKTOP_MIX.into(),
             queue_depths: (0..=8).map(|i| 1 << i).collect(),
             requests: 20_000,
             board_blocks_per_plane: None,
