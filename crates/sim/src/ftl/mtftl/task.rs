@@ -427,11 +427,11 @@ impl Core {
         };
         if self.blocks.free_in_die(die, false) <= self.cfg.gc_free_blocks {
             if !self.reclaimable(die) {
-                return Err(self.bug(format!(
-                    "die {die} has {} free block(s) and no block worth collecting: the data \
-                     does not fit (raise ftl.over_provisioning)",
-                    self.blocks.free_in_die(die, false)
-                )));
+                // GC here freed what it could (open blocks hold the rest): try another die;
+                // count_gc_attempt reports a full device when no die has room.
+                self.tasks[t].gc.die_chosen = None;
+                self.count_gc_attempt(t, die)?;
+                return Ok(None);
             }
             return self.start_gc(ctx, t, die);
         }
@@ -454,7 +454,8 @@ impl Core {
     /// block's worth more on dies that already host their share of working blocks. So tasks
     /// spread over dies, yet data stays balanced (low-priority tasks get few requests and
     /// keep their blocks open long; a hard share would push every other task's data onto the
-    /// remaining dies until GC there copies full blocks). Ties: channel-first order from a
+    /// remaining dies until GC there copies full blocks), among the dies with room (free
+    /// blocks above the GC reserve, or garbage to collect). Ties: channel-first order from a
     /// rotating start.
     fn pick_die(&mut self) -> u32 {
         let dies = self.layout.dies();
@@ -462,12 +463,21 @@ impl Core {
         self.die_cursor = self.die_cursor.wrapping_add(1);
         let share = self.sizing.working_blocks_per_die;
         let block_units = u64::from(self.layout.pages_per_block * self.upp);
-        (0..dies)
-            .map(|i| self.layout.striped_die(start.wrapping_add(i) % dies))
-            .min_by_key(|&d| {
-                let busy = self.working_on_die[d as usize] >= share;
-                self.valid_on_die[d as usize] + if busy { block_units } else { 0 }
-            })
+        let room = |d: u32| {
+            self.blocks.free_in_die(d, false) > self.cfg.gc_free_blocks || self.reclaimable(d)
+        };
+        let key = |d: u32| {
+            let busy = self.working_on_die[d as usize] >= share;
+            self.valid_on_die[d as usize] + if busy { block_units } else { 0 }
+        };
+        let order = (0..dies).map(|i| self.layout.striped_die(start.wrapping_add(i) % dies));
+        // Dies without room (open blocks and valid data fill them) only when none has room;
+        // allocate() then reports the device full.
+        order
+            .clone()
+            .filter(|&d| room(d))
+            .min_by_key(|&d| key(d))
+            .or_else(|| order.min_by_key(|&d| key(d)))
             .expect("a device has dies")
     }
 
