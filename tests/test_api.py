@@ -127,6 +127,19 @@ def test_workload_fields_reach_the_run() -> None:
     assert report["config"]["workload"]["block_size"] == "8k"
 
 
+def test_desktop_workload() -> None:
+    report = small_run(workload="desktop:qd=4,count=3000", precondition=0.0)
+    host = report["host"]
+    assert host["all"]["count"] == 3000
+    assert host["write"]["bytes"] > 0 and host["read"]["bytes"] > 0
+    assert report["config"]["workload"]["pattern"] == "desktop"
+    workload = report["workload"]
+    assert workload["spec"] == "desktop:qd=4,count=3000"
+    assert workload["footprint_bytes"] <= 0.6 * workload["addressed_bytes"]
+    with pytest.raises(flashlab.ConfigError, match="`bs` does not apply to the desktop"):
+        flashlab.run("default", workload="desktop:bs=4k,count=10")
+
+
 def test_set_overrides_the_workload_argument() -> None:
     report = small_run(set={**SMALL, "workload.count": 300})
     assert report["host"]["all"]["count"] == 300

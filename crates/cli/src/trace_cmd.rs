@@ -1,5 +1,6 @@
-//! `flashlab trace`: statistics of a trace, conversion between formats, the list of formats
-//! with sample lines, and a reader-speed benchmark on generated files.
+//! `flashlab trace`: statistics of a trace, conversion between formats, generation of a
+//! synthetic trace (the desktop model), the list of formats with sample lines, and a
+//! reader-speed benchmark on generated files.
 
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
@@ -11,6 +12,7 @@ use flashlab_sim::trace::{
     render_stats, stats_document, trace_stats, Compression, FormatChoice, OrderOptions, Ordered,
     ReadOptions, TraceFormat, TraceReader, TraceRecord, TraceWriter, FORMAT_NAMES,
 };
+use flashlab_sim::workload::{parse_number, parse_size, DesktopTrace};
 use flashlab_sim::SimError;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -22,6 +24,9 @@ pub enum TraceCommand {
     Stats(StatsArgs),
     /// Convert a trace to another format (output compressed by its .gz or .zst extension)
     Convert(ConvertArgs),
+    /// Generate a synthetic trace: `desktop`, a Windows PC installing programs, browsing,
+    /// editing documents (see docs/traces.md)
+    Generate(GenerateArgs),
     /// List the formats read, with a sample line each
     Formats,
     /// Measure reading speed (lines per second) of every reader on generated files
@@ -76,6 +81,33 @@ pub struct ConvertArgs {
 }
 
 #[derive(clap::Args, Debug)]
+pub struct GenerateArgs {
+    /// What to generate: desktop
+    kind: String,
+    /// Requests to generate (100000, 1e6, 250k)
+    #[arg(long, value_name = "N", default_value = "100000")]
+    requests: String,
+    /// Size of the partition the files are laid out over, with holes (256GiB, 1t, bytes)
+    #[arg(long, value_name = "BYTES", default_value = "256GiB")]
+    partition_bytes: String,
+    /// Most bytes the trace touches (compaction on replay fits it into a device this large)
+    #[arg(long, value_name = "BYTES", default_value = "3GiB")]
+    footprint_bytes: String,
+    /// Seed: one seed gives the same trace
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Mean arrival rate of the open-loop times, requests per second (bursts and idle gaps)
+    #[arg(long, value_name = "IOPS", default_value = "100")]
+    rate: String,
+    /// Output file (`-` for standard output; .gz or .zst compress)
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Output format: msr, spc, disksim-ms, disksim-ns, blkparse-q, fio
+    #[arg(long, value_name = "FORMAT", default_value = "msr")]
+    format: String,
+}
+
+#[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Lines per generated file
     #[arg(long, default_value_t = 10_000_000)]
@@ -89,6 +121,7 @@ pub fn trace_command(command: &TraceCommand) -> i32 {
     match command {
         TraceCommand::Stats(a) => stats_command(a),
         TraceCommand::Convert(a) => convert_command(a),
+        TraceCommand::Generate(a) => generate_command(a),
         TraceCommand::Formats => formats_command(),
         TraceCommand::Bench(a) => bench_command(a),
     }
@@ -300,6 +333,123 @@ fn convert_command(a: &ConvertArgs) -> i32 {
         a.input.file.display(),
         reader.format(),
         a.to
+    );
+    0
+}
+
+/// The settings of `trace generate`, checked: (requests, partition, footprint, rate, format).
+fn generate_settings(a: &GenerateArgs) -> Result<(u64, u64, u64, f64, TraceFormat), SimError> {
+    if a.kind != "desktop" {
+        return Err(input_error(
+            "trace generate",
+            format!("unknown kind `{}` (known: desktop)", a.kind),
+        ));
+    }
+    let requests = parse_number(&a.requests)
+        .ok()
+        .filter(|n| n.fract() == 0.0 && *n >= 1.0 && *n <= u64::MAX as f64)
+        .ok_or_else(|| {
+            input_error(
+                "--requests",
+                format!(
+                    "`{}`: expected a whole number of requests >= 1, such as 100000, 1e6 or 250k",
+                    a.requests
+                ),
+            )
+        })? as u64;
+    let bytes = |flag: &str, text: &str| {
+        parse_size(text).map_err(|e| {
+            input_error(
+                flag,
+                format!("{e}; expected a size such as 256GiB, 3g or 1073741824"),
+            )
+        })
+    };
+    let partition = bytes("--partition-bytes", &a.partition_bytes)?;
+    let footprint = bytes("--footprint-bytes", &a.footprint_bytes)?;
+    let rate = parse_number(&a.rate)
+        .ok()
+        .filter(|r| *r > 0.0)
+        .ok_or_else(|| {
+            input_error(
+                "--rate",
+                format!(
+                    "`{}`: expected a positive number of requests per second",
+                    a.rate
+                ),
+            )
+        })?;
+    let format = TraceFormat::from_name(&a.format)
+        .filter(TraceFormat::writable)
+        .ok_or_else(|| {
+            input_error(
+                "--format",
+                format!(
+                    "`{}`: expected one of msr, spc, disksim-ms, disksim-ns, blkparse-q, fio",
+                    a.format
+                ),
+            )
+        })?;
+    Ok((requests, partition, footprint, rate, format))
+}
+
+fn generate_command(a: &GenerateArgs) -> i32 {
+    let (requests, partition, footprint, rate, format) = match generate_settings(a) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let mut trace = match DesktopTrace::new(partition, footprint, rate, a.seed) {
+        Ok(t) => t,
+        Err(message) => return fail(&input_error("--footprint-bytes", message)),
+    };
+    let io_error = |e: std::io::Error| {
+        eprintln!("error: cannot write {}: {e}", a.out.display());
+        EXIT_IO
+    };
+    let mut out = match create_output(&a.out) {
+        Ok(o) => o,
+        Err(e) => return io_error(e),
+    };
+    let mut writer = match TraceWriter::new(format.clone(), out.as_mut()) {
+        Ok(w) => w,
+        Err(e) => return io_error(e),
+    };
+    let (mut read_bytes, mut written_bytes, mut last_ns) = (0u64, 0u64, 0u64);
+    for _ in 0..requests {
+        let r = trace.next_request();
+        match r.op {
+            flashlab_sim::host::Op::Read => read_bytes += r.len_bytes,
+            _ => written_bytes += r.len_bytes,
+        }
+        last_ns = r.arrival_ns;
+        let record = TraceRecord {
+            time_ns: r.arrival_ns,
+            device: 0,
+            op: r.op,
+            offset_bytes: r.offset_bytes,
+            len_bytes: r.len_bytes,
+        };
+        if let Err(e) = writer.write(&record) {
+            return io_error(e);
+        }
+    }
+    drop(writer);
+    if let Err(e) = out.flush() {
+        return io_error(e);
+    }
+    drop(out);
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    eprintln!(
+        "generated {requests} desktop requests ({}, seed {}) to {}: {:.2} GiB read, {:.2} GiB written (written/read {:.2}), {:.1} s of arrivals; partition {:.2} GiB, footprint at most {:.2} GiB",
+        format.name(),
+        a.seed,
+        a.out.display(),
+        gib(read_bytes),
+        gib(written_bytes),
+        written_bytes as f64 / read_bytes.max(1) as f64,
+        last_ns as f64 / 1e9,
+        gib(trace.model().partition_bytes()),
+        gib(trace.model().footprint_bytes()),
     );
     0
 }

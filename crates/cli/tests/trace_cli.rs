@@ -570,3 +570,217 @@ fn bench_measures_every_reader() {
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(left.is_empty(), "bench left files behind: {left:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// trace generate
+// ---------------------------------------------------------------------------------------------
+
+/// `trace generate desktop` with `extra` arguments, writing `out`; must succeed.
+fn generate_desktop(out: &Path, extra: &[&str]) -> Outcome {
+    let mut args = vec!["trace", "generate", "desktop", "--out", path_str(out)];
+    args.extend_from_slice(extra);
+    let r = flashlab(&args);
+    r.assert_success();
+    r
+}
+
+#[test]
+fn generate_desktop_has_the_papers_ratio_and_replays_compacted_on_the_mt_board() {
+    let dir = scratch("generate-desktop");
+    let file = dir.join("desktop.csv");
+    let settings = [
+        "--requests",
+        "1e5",
+        "--partition-bytes",
+        "256GiB",
+        "--footprint-bytes",
+        "3GiB",
+        "--seed",
+        "7",
+    ];
+    let r = generate_desktop(&file, &settings);
+    assert!(
+        r.stderr.contains("generated 100000 desktop requests"),
+        "{}",
+        r.context()
+    );
+    let doc = stats_json(path_str(&file), &[]);
+    assert_eq!(at(&doc, "format"), "msr");
+    assert_eq!(u64_at(&doc, "stats.requests"), 100_000);
+    // multithreaded-ftl-ucos.txt Table 2: 371 GB written / 282 GB read = 1.32.
+    let ratio = u64_at(&doc, "stats.write.bytes") as f64 / u64_at(&doc, "stats.read.bytes") as f64;
+    assert!((1.15..=1.5).contains(&ratio), "written/read {ratio}");
+    assert!(u64_at(&doc, "stats.size_bytes.p50") <= 16 << 10);
+    let sequential = at(&doc, "stats.sequential_fraction").as_f64().unwrap();
+    assert!((0.2..=0.7).contains(&sequential), "sequential {sequential}");
+    // At most the footprint is touched, spread with holes over the partition.
+    assert!(u64_at(&doc, "stats.footprint_bytes") <= 3 << 30);
+    let device = &at(&doc, "stats.devices").as_array().unwrap()[0];
+    assert!(u64_at(device, "highest_byte") > 64 << 30, "{device}");
+    assert!(u64_at(&doc, "stats.duration_ns") > 0);
+
+    // One seed, one trace; another seed, another trace.
+    let again = dir.join("again.csv");
+    generate_desktop(&again, &settings);
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+    let other = dir.join("other.csv");
+    generate_desktop(&other, &[&settings[..6], &["--seed", "8"]].concat());
+    assert_ne!(
+        std::fs::read(&file).unwrap(),
+        std::fs::read(&other).unwrap()
+    );
+
+    // Replayed on the 4 GB board: the holes are removed (compaction, the default). Open loop
+    // at the trace's times (the UART link cannot keep up: a short prefix), then closed loop at
+    // a queue depth, as the paper replays it.
+    for (replay, requests) in [("open", 2000), ("closed", 10_000)] {
+        let r = run_trace(
+            path_str(&file),
+            &[
+                "--device",
+                "mt-board",
+                "--precondition",
+                "0",
+                "--set",
+                &format!("trace.max_requests={requests}"),
+                "--set",
+                &format!("trace.replay=\"{replay}\""),
+                "--set",
+                "trace.queue_depth=8",
+                "--json",
+                "-",
+                "--quiet",
+            ],
+        );
+        r.assert_success();
+        let report = r.json();
+        assert_eq!(at(&report, "workload.format"), "msr");
+        assert_eq!(at(&report, "workload.replay.mode"), replay);
+        assert_eq!(u64_at(&report, "host.all.count"), requests);
+        assert_eq!(at(&report, "workload.summary.address.mode"), "compact");
+        let removed = u64_at(&report, "workload.summary.address.removed_bytes");
+        let mapped = u64_at(&report, "workload.summary.address.mapped_bytes");
+        assert!(
+            removed > 32 * mapped,
+            "{replay}: removed {removed}, mapped {mapped}"
+        );
+    }
+}
+
+#[test]
+fn generate_compressed_and_other_formats() {
+    let dir = scratch("generate-formats");
+    let small = [
+        "--requests",
+        "2000",
+        "--footprint-bytes",
+        "256MiB",
+        "--seed",
+        "3",
+    ];
+    let plain = dir.join("d.trace");
+    generate_desktop(&plain, &[&small[..], &["--format", "disksim-ns"]].concat());
+    let reference = stats_json(path_str(&plain), &[]);
+    assert_eq!(at(&reference, "format"), "disksim-ns");
+    for (name, format) in [
+        ("d.csv.gz", "msr"),
+        ("d.iolog.zst", "fio"),
+        ("d.spc", "spc"),
+    ] {
+        let out = dir.join(name);
+        generate_desktop(&out, &[&small[..], &["--format", format]].concat());
+        let doc = stats_json(path_str(&out), &[]);
+        assert_eq!(at(&doc, "format"), format, "{name}");
+        for field in [
+            "stats.requests",
+            "stats.read",
+            "stats.write",
+            "stats.footprint_bytes",
+        ] {
+            assert_eq!(at(&doc, field), at(&reference, field), "{name}: {field}");
+        }
+    }
+}
+
+#[test]
+fn generate_refuses_bad_settings() {
+    let dir = scratch("generate-bad");
+    let out = dir.join("x.csv");
+    let out = path_str(&out);
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["trace", "generate", "laptop", "--out", out],
+            &["laptop", "desktop"],
+        ),
+        (
+            &[
+                "trace",
+                "generate",
+                "desktop",
+                "--out",
+                out,
+                "--footprint-bytes",
+                "1TiB",
+                "--partition-bytes",
+                "1GiB",
+            ],
+            &["--footprint-bytes", "larger than the partition"],
+        ),
+        (
+            &[
+                "trace",
+                "generate",
+                "desktop",
+                "--out",
+                out,
+                "--footprint-bytes",
+                "1MiB",
+            ],
+            &["--footprint-bytes", "too small"],
+        ),
+        (
+            &[
+                "trace",
+                "generate",
+                "desktop",
+                "--out",
+                out,
+                "--partition-bytes",
+                "12x",
+            ],
+            &["--partition-bytes", "12x"],
+        ),
+        (
+            &[
+                "trace",
+                "generate",
+                "desktop",
+                "--out",
+                out,
+                "--requests",
+                "1.5",
+            ],
+            &["--requests", "1.5"],
+        ),
+        (
+            &[
+                "trace",
+                "generate",
+                "desktop",
+                "--out",
+                out,
+                "--format",
+                "blkparse-d",
+            ],
+            &["--format", "blkparse-d", "msr"],
+        ),
+    ];
+    for (args, mentions) in cases {
+        let r = flashlab(args);
+        assert_bad_input(&r, mentions);
+    }
+    assert!(!dir.join("x.csv").exists(), "nothing written on bad input");
+}

@@ -1,10 +1,13 @@
 //! Workloads: the request-source interface every workload and trace implements, the typed
-//! synthetic-workload settings, their compact command-line syntax, and the generator.
+//! synthetic-workload settings, their compact command-line syntax, the generator, and the
+//! desktop model ([`desktop`]: a PC's installs, browsing, editing and background I/O).
 
+pub mod desktop;
 mod spec;
 mod synthetic;
 
-pub use spec::{parse_spec, SizeSpec, SPEC_HELP};
+pub use desktop::{DesktopModel, DesktopTrace, ThinkTime};
+pub use spec::{parse_number, parse_size, parse_spec, SizeSpec, SPEC_HELP};
 pub use synthetic::SyntheticSource;
 
 use serde::{Deserialize, Serialize};
@@ -56,6 +59,9 @@ pub enum Pattern {
     Zipf,
     /// `hot_access` of the requests go to the first `hot_space` of the range.
     Hotcold,
+    /// A desktop PC's mix of installs, browsing, editing and background I/O over a sparse
+    /// file system ([`desktop`]); sizes, offsets and the read/write mix come from the model.
+    Desktop,
 }
 
 /// Inter-arrival times of an open-loop workload.
@@ -66,13 +72,16 @@ pub enum Arrival {
     Poisson,
     /// Constant inter-arrival time.
     Fixed,
+    /// Bursts of requests separated by idle (think) gaps, at the same mean rate
+    /// ([`ThinkTime`]); the default of the desktop kind.
+    Bursty,
 }
 
 settings! {
     /// A synthetic workload (see `flashlab run --help` for the compact `--workload` syntax).
     pub struct WorkloadConfig in "workload" {
         /// Address pattern.
-        pattern: Pattern = Pattern::Uniform, unit "", choices "sequential | uniform | zipf | hotcold";
+        pattern: Pattern = Pattern::Uniform, unit "", choices "sequential | uniform | zipf | hotcold | desktop";
         /// Fraction of reads among reads and writes.
         read_fraction: f64 = 0.7, unit "fraction", range 0.0 ..= 1.0;
         /// Fraction of all requests that are trims (deallocations) of a request-sized range.
@@ -88,7 +97,7 @@ settings! {
         /// Open-loop arrival rate; 0 runs closed loop at queue_depth.
         rate_iops: f64 = 0.0, unit "requests/s", range 0.0 ..= 1e12;
         /// Inter-arrival distribution of an open loop.
-        arrival: Arrival = Arrival::Poisson, unit "", choices "poisson | fixed";
+        arrival: Arrival = Arrival::Poisson, unit "", choices "poisson | fixed | bursty";
         /// Requests to issue (0: unlimited, then duration_ns must be set).
         count: u64 = 1_000_000, unit "requests";
         /// Stop issuing after this much simulated time (0: no limit).
@@ -119,6 +128,9 @@ impl WorkloadConfig {
                 "count >= 1, or duration_ns >= 1",
             ));
         }
+        if self.pattern == Pattern::Desktop {
+            self.check_desktop()?;
+        }
         if self.align_bytes % 512 != 0 {
             return Err(ConfigError::invalid(
                 "workload.align_bytes",
@@ -126,6 +138,76 @@ impl WorkloadConfig {
                 "not a multiple of 512",
                 "multiples of 512 (or 0)",
             ));
+        }
+        Ok(())
+    }
+
+    /// The desktop model makes its own sizes, offsets and read/write mix: settings for them
+    /// must keep their defaults.
+    fn check_desktop(&self) -> Result<(), ConfigError> {
+        let d = WorkloadConfig::default();
+        fn show(v: &dyn std::fmt::Display) -> String {
+            v.to_string()
+        }
+        let fields: [(&str, bool, String, String); 8] = [
+            (
+                "block_size",
+                self.block_size != d.block_size,
+                show(&self.block_size),
+                show(&d.block_size),
+            ),
+            (
+                "read_fraction",
+                self.read_fraction != d.read_fraction,
+                show(&self.read_fraction),
+                show(&d.read_fraction),
+            ),
+            (
+                "trim_fraction",
+                self.trim_fraction != d.trim_fraction,
+                show(&self.trim_fraction),
+                show(&d.trim_fraction),
+            ),
+            (
+                "flush_every",
+                self.flush_every != d.flush_every,
+                show(&self.flush_every),
+                show(&d.flush_every),
+            ),
+            (
+                "align_bytes",
+                self.align_bytes != d.align_bytes,
+                show(&self.align_bytes),
+                show(&d.align_bytes),
+            ),
+            (
+                "zipf_theta",
+                self.zipf_theta != d.zipf_theta,
+                show(&self.zipf_theta),
+                show(&d.zipf_theta),
+            ),
+            (
+                "hot_space",
+                self.hot_space != d.hot_space,
+                show(&self.hot_space),
+                show(&d.hot_space),
+            ),
+            (
+                "hot_access",
+                self.hot_access != d.hot_access,
+                show(&self.hot_access),
+                show(&d.hot_access),
+            ),
+        ];
+        for (name, changed, value, default) in fields {
+            if changed {
+                return Err(ConfigError::invalid(
+                    format!("workload.{name}"),
+                    value,
+                    "does not apply to the desktop workload (its sizes, offsets and read/write mix come from its model)",
+                    format!("the default, {default}; the desktop workload takes queue_depth, rate_iops, arrival, count, duration_ns, range_fraction, deadline_ns"),
+                ));
+            }
         }
         Ok(())
     }

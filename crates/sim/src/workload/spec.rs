@@ -12,13 +12,17 @@ use crate::config::ConfigError;
 pub const SPEC_HELP: &str = "\
 WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
   KIND      randwrite | randread | randrw | seqwrite | seqread | seqrw | zipf | hotcold | custom
+            | desktop
             (rand* = uniform offsets; rw kinds default to 50% reads; custom keeps the defaults:
-            uniform, 70% reads)
+            uniform, 70% reads; desktop = a PC installing programs, browsing, editing documents:
+            small random and large sequential I/O, 1.3x more bytes written than read, over 60% of
+            the range with holes; it takes only qd, rate, arrival, count, duration, range, deadline)
   bs        request size: 4k | 4k:70,64k:30 (weighted mix; use / inside the spec: 4k:70/64k:30)
             | 4k-128k (uniform range, multiples of align)          sizes: 512, 4k, 1m, 2MiB ...
   qd        requests kept outstanding (closed loop)                default 32
   rate      open loop at this many requests/s (1e5, 50k, 2M)       default 0 = closed loop
-  arrival   poisson | fixed (open-loop inter-arrival times)        default poisson
+  arrival   open-loop inter-arrival times: poisson | fixed | bursty default poisson
+            (bursty: bursts and idle gaps at the same mean rate)   (desktop: bursty)
   count     requests to issue (1e6, 250k); 0 = unlimited           default 1e6
   duration  simulated time limit: 500ms, 2s, 100us, 1min           default none
   read      fraction of reads among reads and writes (0..1)
@@ -31,7 +35,8 @@ WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
   range     fraction of the logical space addressed               default 1.0
   deadline  relative deadline of each request for EDF queues: 5ms default none
 Examples: randwrite:bs=4k,qd=32,count=1e6   seqread:bs=128k,qd=8,duration=2s
-          zipf:theta=1.2,read=0.9,bs=4k,qd=64   randrw:read=0.7,rate=20k,count=1e5";
+          zipf:theta=1.2,read=0.9,bs=4k,qd=64   randrw:read=0.7,rate=20k,count=1e5
+          desktop:qd=8,count=1e5   desktop:rate=2k,count=1e5";
 
 /// Request sizes: one size, a weighted mix, or a uniform range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -310,10 +315,38 @@ pub fn parse_spec(spec: &str) -> Result<WorkloadConfig, ConfigError> {
             });
         }
         seen.push(key.to_string());
+        if w.pattern == Pattern::Desktop {
+            refuse_for_desktop(key)?;
+        }
         apply_key(&mut w, key, value.trim())?;
     }
     w.validate()?;
     Ok(w)
+}
+
+/// Keys of the compact syntax that the desktop kind does not take, with their fields.
+const NOT_FOR_DESKTOP: &[(&[&str], &str)] = &[
+    (&["bs", "block_size"], "block_size"),
+    (&["read", "read_fraction"], "read_fraction"),
+    (&["trim", "trim_fraction"], "trim_fraction"),
+    (&["flush", "flush_every"], "flush_every"),
+    (&["pattern"], "pattern"),
+    (&["theta", "zipf_theta"], "zipf_theta"),
+    (&["hot"], "hot_space"),
+    (&["align", "align_bytes"], "align_bytes"),
+];
+
+/// Refuses a key the desktop kind does not take, naming it.
+fn refuse_for_desktop(key: &str) -> Result<(), ConfigError> {
+    match NOT_FOR_DESKTOP.iter().find(|(keys, _)| keys.contains(&key)) {
+        Some((_, field)) => Err(ConfigError::Field {
+            field: format!("workload.{field}"),
+            message: format!(
+                "key `{key}` does not apply to the desktop workload, whose sizes, offsets and read/write mix come from its model (it takes qd, rate, arrival, count, duration, range, deadline)"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Splits `k=v,k=v` at commas that start a new `key=` (so `bs=4k:70,64k:30` stays whole).
@@ -344,11 +377,15 @@ fn base_for_kind(kind: &str) -> Result<WorkloadConfig, ConfigError> {
             "zipf" => (Pattern::Zipf, w.read_fraction),
             "hotcold" => (Pattern::Hotcold, w.read_fraction),
             "custom" | "" => (w.pattern, w.read_fraction),
+            "desktop" => {
+                w.arrival = Arrival::Bursty;
+                (Pattern::Desktop, w.read_fraction)
+            }
             other => return Err(ConfigError::Unknown {
                 kind: "workload kind",
                 name: other.to_string(),
                 known:
-                    "randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom"
+                    "randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom, desktop"
                         .into(),
             }),
         };
@@ -403,6 +440,14 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
                 "uniform" | "random" | "rand" => Pattern::Uniform,
                 "zipf" => Pattern::Zipf,
                 "hotcold" => Pattern::Hotcold,
+                "desktop" => {
+                    return Err(ConfigError::invalid(
+                        field("pattern"),
+                        value,
+                        "desktop is a workload kind, not a pattern: use --workload desktop:...",
+                        "sequential | uniform | zipf | hotcold",
+                    ))
+                }
                 other => {
                     return Err(ConfigError::invalid(
                         field("pattern"),
@@ -417,8 +462,9 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
             w.arrival = match value {
                 "poisson" => Arrival::Poisson,
                 "fixed" => Arrival::Fixed,
+                "bursty" => Arrival::Bursty,
                 other => {
-                    return Err(ConfigError::invalid(field("arrival"), other, "unknown arrival", "poisson | fixed"))
+                    return Err(ConfigError::invalid(field("arrival"), other, "unknown arrival", "poisson | fixed | bursty"))
                 }
             }
         }
@@ -440,24 +486,30 @@ pub(super) fn to_spec(w: &WorkloadConfig) -> String {
         Pattern::Uniform => "uniform",
         Pattern::Zipf => "zipf",
         Pattern::Hotcold => "hotcold",
+        Pattern::Desktop => "desktop",
     };
-    let mut s = format!(
-        "custom:pattern={pattern},read={},bs={},align={}",
-        w.read_fraction,
-        w.block_size.to_string().replace(',', "/"),
-        w.align_bytes
-    );
+    let mut s = if w.pattern == Pattern::Desktop {
+        String::from("desktop:")
+    } else {
+        format!(
+            "custom:pattern={pattern},read={},bs={},align={},",
+            w.read_fraction,
+            w.block_size.to_string().replace(',', "/"),
+            w.align_bytes
+        )
+    };
     if w.rate_iops > 0.0 {
         s += &format!(
-            ",rate={},arrival={}",
+            "rate={},arrival={}",
             w.rate_iops,
             match w.arrival {
                 Arrival::Poisson => "poisson",
                 Arrival::Fixed => "fixed",
+                Arrival::Bursty => "bursty",
             }
         );
     } else {
-        s += &format!(",qd={}", w.queue_depth);
+        s += &format!("qd={}", w.queue_depth);
     }
     s += &format!(",count={}", w.count);
     if w.duration_ns > 0 {
@@ -522,6 +574,32 @@ mod tests {
                 w.to_spec()
             );
         }
+    }
+
+    #[test]
+    fn desktop_kind_takes_pacing_keys_and_round_trips() {
+        let w = parse_spec("desktop:qd=8,count=1e5").unwrap();
+        assert_eq!(w.pattern, Pattern::Desktop);
+        assert_eq!(w.arrival, Arrival::Bursty);
+        assert_eq!((w.queue_depth, w.count), (8, 100_000));
+        assert_eq!(w.to_spec(), "desktop:qd=8,count=100000");
+        for spec in [
+            "desktop:qd=4",
+            "desktop:rate=2k,count=1000,range=0.5,deadline=5ms,duration=2s",
+            "desktop:rate=100,arrival=poisson",
+        ] {
+            let w = parse_spec(spec).unwrap();
+            assert_eq!(
+                parse_spec(&w.to_spec()).unwrap(),
+                w,
+                "{spec} -> {}",
+                w.to_spec()
+            );
+        }
+        let e = parse_spec("desktop:arrival=sometimes")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bursty"), "{e}");
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! The synthetic request generator: sequential, uniform, Zipf or hot/cold offsets; fixed,
-//! mixed or ranged sizes; reads, writes, trims and flushes; closed or open loop.
+//! mixed or ranged sizes; reads, writes, trims and flushes; closed or open loop (Poisson,
+//! fixed or bursty arrivals). The desktop pattern hands sizes, offsets and operations to
+//! [`DesktopModel`] (see [`super::desktop`]).
 
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, Zipf};
 use rand_pcg::Pcg64Mcg;
 
+use super::desktop::{DesktopModel, ThinkTime, CLUSTER_BYTES, WORKLOAD_FOOTPRINT_FRACTION};
 use super::{Arrival, LoopMode, Pattern, RequestSource, SizeSpec, WorkloadConfig};
 use crate::config::ConfigError;
 use crate::host::{Op, Request};
@@ -28,20 +31,44 @@ pub struct SyntheticSource {
     next_arrival_ns: u64,
     zipf: Option<Zipf<f64>>,
     exp: Option<Exp<f64>>,
+    think: Option<ThinkTime>,
+    /// The desktop model, for the desktop pattern (its own random generator: the requests do
+    /// not depend on the arrival process).
+    desktop: Option<Box<DesktopModel>>,
 }
 
 impl SyntheticSource {
     /// A generator over the first `range_fraction` of `logical_bytes`.
     pub fn new(w: &WorkloadConfig, logical_bytes: u64, seed: u64) -> Result<Self, ConfigError> {
         w.validate()?;
-        let align = if w.align_bytes == 0 {
+        let desktop = w.pattern == Pattern::Desktop;
+        let align = if desktop {
+            CLUSTER_BYTES
+        } else if w.align_bytes == 0 {
             w.block_size.min_bytes()
         } else {
             w.align_bytes
         };
         let space = ((logical_bytes as f64 * w.range_fraction) as u64) / align * align;
+        let desktop = if desktop {
+            let footprint = (space as f64 * WORKLOAD_FOOTPRINT_FRACTION) as u64;
+            let share = WORKLOAD_FOOTPRINT_FRACTION * 100.0;
+            let model = DesktopModel::new(space, footprint, seed).map_err(|reason| {
+                let reason =
+                    format!("the desktop workload touches {share:.0}% of the {space} bytes addressed: {reason}");
+                ConfigError::invalid(
+                    "workload.range_fraction",
+                    w.range_fraction,
+                    reason,
+                    "a larger range_fraction or device",
+                )
+            })?;
+            Some(Box::new(model))
+        } else {
+            None
+        };
         let max = w.block_size.max_bytes();
-        if max > space {
+        if desktop.is_none() && max > space {
             return Err(ConfigError::invalid(
                 "workload.block_size",
                 &w.block_size,
@@ -49,7 +76,7 @@ impl SyntheticSource {
                 format!("sizes up to {space} bytes (or a larger workload.range_fraction)"),
             ));
         }
-        let slots = (space - max) / align + 1;
+        let slots = (space.saturating_sub(max)) / align + 1;
         let zipf = match w.pattern {
             Pattern::Zipf => Some(Zipf::new(slots as f64, w.zipf_theta).map_err(|e| {
                 ConfigError::invalid(
@@ -63,6 +90,8 @@ impl SyntheticSource {
         };
         let exp = (w.rate_iops > 0.0 && w.arrival == Arrival::Poisson)
             .then(|| Exp::new(w.rate_iops / 1e9).expect("positive rate"));
+        let think = (w.rate_iops > 0.0 && w.arrival == Arrival::Bursty)
+            .then(|| ThinkTime::new(1e9 / w.rate_iops));
         Ok(SyntheticSource {
             w: w.clone(),
             rng: Pcg64Mcg::seed_from_u64(seed ^ WORKLOAD_STREAM),
@@ -74,6 +103,8 @@ impl SyntheticSource {
             next_arrival_ns: 0,
             zipf,
             exp,
+            think,
+            desktop,
         })
     }
 
@@ -109,7 +140,8 @@ impl SyntheticSource {
                 self.cursor += size;
                 at
             }
-            Pattern::Uniform => self.rng.random_range(0..slots) * self.align,
+            // Desktop requests come from its model, never from here.
+            Pattern::Uniform | Pattern::Desktop => self.rng.random_range(0..slots) * self.align,
             Pattern::Zipf => {
                 let z = self.zipf.as_ref().expect("zipf pattern has a distribution");
                 // Ranks are scattered over the range so the hot offsets are not all adjacent.
@@ -149,9 +181,10 @@ impl SyntheticSource {
 
     fn next_arrival(&mut self) -> u64 {
         let at = self.next_arrival_ns;
-        let gap = match &self.exp {
-            Some(exp) => exp.sample(&mut self.rng).round() as u64,
-            None => (1e9 / self.w.rate_iops).round() as u64,
+        let gap = match (&self.exp, &self.think) {
+            (Some(exp), _) => exp.sample(&mut self.rng).round() as u64,
+            (None, Some(think)) => think.gap_ns(&mut self.rng),
+            (None, None) => (1e9 / self.w.rate_iops).round() as u64,
         };
         self.next_arrival_ns = at + gap;
         at
@@ -169,12 +202,17 @@ impl RequestSource for SyntheticSource {
             return Ok(None);
         }
         self.issued += 1;
-        let op = self.op();
-        let (offset, len) = match op {
-            Op::Flush => (0, 0),
-            _ => {
-                let size = self.size();
-                (self.offset(size), size)
+        let (op, offset, len) = if let Some(model) = &mut self.desktop {
+            let r = model.next_request();
+            (r.op, r.offset_bytes, r.len_bytes)
+        } else {
+            let op = self.op();
+            match op {
+                Op::Flush => (op, 0, 0),
+                _ => {
+                    let size = self.size();
+                    (op, self.offset(size), size)
+                }
             }
         };
         let deadline_ns = self.w.deadline_ns;
@@ -206,11 +244,15 @@ impl RequestSource for SyntheticSource {
     }
 
     fn describe(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut d = serde_json::json!({
             "kind": "synthetic",
             "spec": self.w.to_spec(),
             "addressed_bytes": self.space_bytes,
-        })
+        });
+        if let Some(model) = &self.desktop {
+            d["footprint_bytes"] = model.footprint_bytes().into();
+        }
+        d
     }
 }
 
