@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use flashlab_sim::experiment::mt_ftl::{Study, StudyOptions};
+use flashlab_sim::stats::format_ns;
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 
@@ -198,13 +199,13 @@ fn render_table(study: &Study) -> String {
             p.ftl,
             p.tasks,
             p.queue_depth,
-            duration(p.mean_ns),
-            duration(p.p99_ns as f64),
-            duration(p.max_ns as f64),
+            format_ns(p.mean_ns),
+            format_ns(p.p99_ns as f64),
+            format_ns(p.max_ns as f64),
             g,
             w,
             100.0 * p.cpu_utilisation,
-            duration(p.sem_wait_ns.nand as f64 / p.requests.max(1) as f64),
+            format_ns(p.sem_wait_ns.nand as f64 / p.requests.max(1) as f64),
         ));
     }
     out.push_str(
@@ -230,16 +231,6 @@ fn render_table(study: &Study) -> String {
         }
     }
     out
-}
-
-fn duration(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{:.3} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.3} ms", ns / 1e6)
-    } else {
-        format!("{:.1} us", ns / 1e3)
-    }
 }
 
 #[derive(Clone, Copy)]

@@ -208,6 +208,21 @@ fn every_variant_deterministically() {
             if gc {
                 assert!(o.gc.gc_runs > 0, "variant {index}: GC never ran");
             }
+            let tasks = o.ftl_report["tasks"].as_u64().unwrap_or(0);
+            if tasks > 1 && !functional && qd == 64 {
+                // The tasks really interleaved: some waited for another's semaphore.
+                let waits: u64 = o.ftl_report["rtos"]["semaphores"]
+                    .as_array()
+                    .expect("semaphore figures")
+                    .iter()
+                    .filter(|s| s["name"] != "host-queue")
+                    .map(|s| s["waits"].as_u64().unwrap_or(0))
+                    .sum();
+                assert!(
+                    waits > 0,
+                    "variant {index}: no task ever waited for another"
+                );
+            }
         }
     }
 }

@@ -5,7 +5,7 @@ mod report;
 mod table;
 
 pub use report::{build_report, LatencySummary, OpReport, Report, REPORT_SCHEMA};
-pub use table::render_table;
+pub use table::{format_ns, render_table};
 
 use hdrhistogram::Histogram;
 

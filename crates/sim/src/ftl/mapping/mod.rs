@@ -7,9 +7,11 @@
 //! stale copy is invalidated and which block is the best victim is decided here, once.
 
 pub mod blocks;
+mod sizing;
 mod table;
 
 pub use blocks::{BlockState, Blocks, Stream};
+pub use sizing::{logical_units, units_per_page};
 pub use table::{MapTable, UNMAPPED};
 
 use serde::{Deserialize, Serialize};

@@ -4,8 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, ExperimentConfig, Geometry};
-use crate::ftl::mapping::VictimPolicy;
-use crate::nand::OOB_ENTRY_BYTES;
+use crate::ftl::mapping::{logical_units, units_per_page, VictimPolicy};
 use crate::settings;
 
 /// What one NAND semaphore protects.
@@ -118,62 +117,23 @@ impl MtFtlConfig {
 
     fn sizing(&self, config: &ExperimentConfig) -> Result<Sizing, ConfigError> {
         let g = &config.geometry;
-        let units_per_page = self.units_per_page(config)?;
+        let units_per_page = units_per_page(config, self.mapping_unit_bytes, &self.name)?;
         let dies = g.total_dies();
         let working_blocks_per_die = self.tasks.div_ceil(dies);
         let spare_blocks_per_die = self.check_spare_blocks(g, working_blocks_per_die)?;
-        let total_units = g.total_pages() * u64::from(units_per_page);
-        if total_units >= u64::from(u32::MAX) {
-            return Err(ConfigError::invalid(
-                "ftl.mapping_unit_bytes",
-                self.mapping_unit_bytes,
-                format!("the device would have {total_units} mapping units; the FTL addresses fewer than 2^32"),
-                "a larger mapping unit or a smaller device",
-            ));
-        }
-        let logical_units = (total_units as f64 * (1.0 - self.over_provisioning)).floor() as u32;
-        if logical_units == 0 {
-            return Err(ConfigError::invalid(
-                "ftl.over_provisioning",
-                self.over_provisioning,
-                "leaves no logical space",
-                "0.0 ..= 0.95",
-            ));
-        }
+        let logical_units = logical_units(
+            g,
+            units_per_page,
+            self.mapping_unit_bytes,
+            self.over_provisioning,
+            &self.name,
+        )?;
         Ok(Sizing {
             units_per_page,
             logical_units,
             spare_blocks_per_die,
             working_blocks_per_die,
         })
-    }
-
-    /// Mapping units per page; the unit must divide the page and its OOB entries must fit.
-    fn units_per_page(&self, config: &ExperimentConfig) -> Result<u32, ConfigError> {
-        let g = &config.geometry;
-        let (unit, sector) = (self.mapping_unit_bytes, config.host.sector_bytes);
-        if unit % sector != 0 || g.page_bytes % unit != 0 {
-            return Err(ConfigError::invalid(
-                "ftl.mapping_unit_bytes",
-                unit,
-                format!(
-                    "must be a multiple of host.sector_bytes ({sector}) dividing geometry.page_bytes ({})",
-                    g.page_bytes
-                ),
-                format!("{sector} ..= {} dividing the page", g.page_bytes),
-            ));
-        }
-        let units_per_page = g.page_bytes / unit;
-        let needed = units_per_page * OOB_ENTRY_BYTES;
-        if g.oob_bytes < needed {
-            return Err(ConfigError::invalid(
-                "geometry.oob_bytes",
-                g.oob_bytes,
-                format!("the FTL stores a {OOB_ENTRY_BYTES}-byte OOB entry per mapping unit ({units_per_page} per page)"),
-                format!("{needed} ..= 16384, or a larger ftl.mapping_unit_bytes"),
-            ));
-        }
-        Ok(units_per_page)
     }
 
     /// Spare blocks per die must cover the working blocks a die hosts, its GC block and the

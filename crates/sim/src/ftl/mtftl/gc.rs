@@ -14,12 +14,7 @@ use crate::SimError;
 
 impl Core {
     /// Starts collecting on `die` (the task holds the metadata semaphore).
-    pub(super) fn start_gc(
-        &mut self,
-        _ctx: &mut FtlCtx<'_>,
-        t: TaskId,
-        die: u32,
-    ) -> Result<Option<Step>, SimError> {
+    pub(super) fn start_gc(&mut self, t: TaskId, die: u32) -> Result<Option<Step>, SimError> {
         self.count_gc_attempt(t, die)?;
         self.tasks[t].gc.die = die;
         Ok(self.go(t, Phase::GcPick))

@@ -206,6 +206,10 @@ struct Task {
     read: ReadGroup,
     /// Units in the page being written.
     chunk: u32,
+    /// One past the last unit whose old copy a partial write read (0: none yet).
+    rmw_read_upto: u32,
+    /// The task the monitor resumes next.
+    resume: TaskId,
     page: Ppn,
     /// NAND semaphore held.
     lock: usize,
@@ -321,6 +325,8 @@ impl MtFtl {
             span: Span::default(),
             read: ReadGroup::default(),
             chunk: 0,
+            rmw_read_upto: 0,
+            resume: 0,
             page: 0,
             lock: 0,
             op_done: false,

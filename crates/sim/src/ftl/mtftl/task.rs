@@ -186,7 +186,7 @@ impl Core {
             ReadDone => self.read_done(t),
             WriteChunk => self.write_chunk(t),
             WriteAllocLock => self.then(t, WriteAlloc, Step::Pend(self.sems.meta)),
-            WriteAlloc => self.allocate(ctx, t)?,
+            WriteAlloc => self.allocate(t)?,
             WriteAllocDone => self.then(t, WriteNand, Step::Post(self.sems.meta)),
             WriteNand => self.pend_nand(t, self.tasks[t].page, WriteMapLock),
             WriteMapLock => self.then(t, WriteMap, Step::Pend(self.sems.map)),
@@ -207,7 +207,7 @@ impl Core {
                 let task = &mut self.tasks[t];
                 task.op_done = false;
                 task.span.lpn += task.chunk;
-                task.read.lpn = 0;
+                task.rmw_read_upto = 0;
                 let next = if task.span.lpn < task.span.end_lpn {
                     WriteChunk
                 } else {
@@ -253,14 +253,14 @@ impl Core {
             MonitorWake => match self.next_to_wake() {
                 Some(w) => {
                     self.tasks[w].asleep = false;
-                    self.tasks[t].lock = w;
+                    self.tasks[t].resume = w;
                     let ns = self.cfg.cpu_wake_ns;
                     self.then(t, MonitorResume, Step::Compute(ns))
                 }
                 None => self.go(t, MonitorPoll),
             },
             MonitorResume => {
-                let w = self.tasks[t].lock;
+                let w = self.tasks[t].resume;
                 self.then(t, MonitorPoll, Step::Resume(w))
             }
             _ => return Err(self.bug(format!("task {t} in GC phase {phase:?} outside GC"))),
@@ -285,7 +285,7 @@ impl Core {
             lpn: (sub.first_sector / us) as u32,
             end_lpn: end_sector.div_ceil(us) as u32,
         };
-        task.read.lpn = 0;
+        task.rmw_read_upto = 0;
         task.sub = Some(sub);
     }
 
@@ -366,8 +366,7 @@ impl Core {
         let task = &mut self.tasks[t];
         task.op_done = false;
         let next = if task.read.for_write {
-            // Marks the unit as read (write_chunk compares against lpn + 1).
-            task.read.lpn += 1;
+            task.rmw_read_upto = task.read.lpn + 1;
             self.stats.rmw_reads += 1;
             Phase::WriteChunk
         } else {
@@ -384,8 +383,7 @@ impl Core {
         let span = self.tasks[t].span;
         let chunk = upp.min(span.end_lpn - span.lpn);
         self.tasks[t].chunk = chunk;
-        // read.lpn records the last unit whose old copy was read (0 = none; lpn + 1 stored).
-        let done = self.tasks[t].read.lpn;
+        let done = self.tasks[t].rmw_read_upto;
         for lpn in [span.lpn, span.lpn + chunk - 1] {
             let (s0, s1) = self.piece(t, lpn);
             let partial = s0 > 0 || s1 < self.unit_sectors as usize;
@@ -403,7 +401,7 @@ impl Core {
     }
 
     /// Allocates the next page of the task's working block, opening one (after GC) if needed.
-    fn allocate(&mut self, ctx: &mut FtlCtx<'_>, t: TaskId) -> Result<Option<Step>, SimError> {
+    fn allocate(&mut self, t: TaskId) -> Result<Option<Step>, SimError> {
         let ppb = self.layout.pages_per_block;
         if let Some(w) = self.tasks[t].working.as_mut().filter(|w| w.next_page < ppb) {
             let page = self.layout.ppn(w.block, w.next_page);
@@ -433,7 +431,7 @@ impl Core {
                 self.count_gc_attempt(t, die)?;
                 return Ok(None);
             }
-            return self.start_gc(ctx, t, die);
+            return self.start_gc(t, die);
         }
         let plane = self.blocks.roomiest_plane(die);
         let block = self

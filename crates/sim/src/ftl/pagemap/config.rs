@@ -2,7 +2,7 @@
 
 use super::VictimPolicy;
 use crate::config::{ConfigError, ExperimentConfig, Geometry};
-use crate::nand::OOB_ENTRY_BYTES;
+use crate::ftl::mapping::{logical_units, units_per_page};
 use crate::settings;
 
 settings! {
@@ -60,14 +60,20 @@ impl PagemapConfig {
 
     fn sizing(&self, config: &ExperimentConfig) -> Result<Sizing, ConfigError> {
         let g = &config.geometry;
-        let units_per_page = self.units_per_page(config)?;
+        let units_per_page = units_per_page(config, self.mapping_unit_bytes, "pagemap")?;
         let planes_per_program = if self.multi_plane {
             g.planes_per_die.min(crate::flash::MAX_PLANES_PER_OP as u32)
         } else {
             1
         };
         let spare_blocks_per_die = self.check_spare_blocks(g, planes_per_program)?;
-        let logical_units = self.logical_units(g, units_per_page)?;
+        let logical_units = logical_units(
+            g,
+            units_per_page,
+            self.mapping_unit_bytes,
+            self.over_provisioning,
+            "pagemap",
+        )?;
         let buffer_units = self.buffer_units(g, units_per_page * planes_per_program)?;
         Ok(Sizing {
             units_per_page,
@@ -76,37 +82,6 @@ impl PagemapConfig {
             buffer_units,
             spare_blocks_per_die,
         })
-    }
-
-    /// Mapping units per page; the unit must divide the page and its OOB entries must fit.
-    fn units_per_page(&self, config: &ExperimentConfig) -> Result<u32, ConfigError> {
-        let g = &config.geometry;
-        let unit = self.mapping_unit_bytes;
-        let sector = config.host.sector_bytes;
-        if unit % sector != 0 || g.page_bytes % unit != 0 {
-            return Err(ConfigError::invalid(
-                "ftl.mapping_unit_bytes",
-                unit,
-                format!(
-                    "must be a multiple of host.sector_bytes ({sector}) dividing geometry.page_bytes ({})",
-                    g.page_bytes
-                ),
-                format!("{sector} ..= {} dividing the page", g.page_bytes),
-            ));
-        }
-        let units_per_page = g.page_bytes / unit;
-        let oob_needed = units_per_page * OOB_ENTRY_BYTES;
-        if g.oob_bytes < oob_needed {
-            return Err(ConfigError::invalid(
-                "geometry.oob_bytes",
-                g.oob_bytes,
-                format!(
-                    "pagemap stores a {OOB_ENTRY_BYTES}-byte OOB entry per mapping unit ({units_per_page} per page)"
-                ),
-                format!("{oob_needed} ..= 16384, or a larger ftl.mapping_unit_bytes"),
-            ));
-        }
-        Ok(units_per_page)
     }
 
     /// Spare blocks per die, checked against what the FTL keeps out of circulation: the open
@@ -152,29 +127,6 @@ impl PagemapConfig {
             format!("the device is too small for it: {spare:.2} spare blocks per die, pagemap needs {needed} ({what})"),
             format!("{min_op} ..= {MAX_OP}, or more geometry.blocks_per_plane"),
         ))
-    }
-
-    /// Logical units exported: the physical units less the over-provisioning.
-    fn logical_units(&self, g: &Geometry, units_per_page: u32) -> Result<u32, ConfigError> {
-        let total_units = g.total_pages() * u64::from(units_per_page);
-        if total_units >= u64::from(u32::MAX) {
-            return Err(ConfigError::invalid(
-                "ftl.mapping_unit_bytes",
-                self.mapping_unit_bytes,
-                format!("the device would have {total_units} mapping units; pagemap addresses fewer than 2^32"),
-                "a larger mapping unit or a smaller device",
-            ));
-        }
-        let logical_units = (total_units as f64 * (1.0 - self.over_provisioning)).floor() as u32;
-        if logical_units == 0 {
-            return Err(ConfigError::invalid(
-                "ftl.over_provisioning",
-                self.over_provisioning,
-                "leaves no logical space",
-                "0.0 ..= 0.95",
-            ));
-        }
-        Ok(logical_units)
     }
 
     /// Write-buffer capacity in units: as set, or two programs per die; at least two programs.
