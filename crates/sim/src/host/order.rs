@@ -1,11 +1,18 @@
 //! Ordering of overlapping requests: a request waits while an earlier unfinished request
 //! overlaps it and either of them writes or trims; reads overlapping reads run freely.
+//!
+//! Each request counts the earlier unfinished requests it conflicts with and each request
+//! lists the later ones it blocks, so a finish touches only its own dependents. Conflicts are
+//! found through an index ordered by first sector: a span can only overlap spans starting
+//! within the longest span length before its end, so an arrival looks at a narrow window
+//! instead of every unfinished request (open-loop replays can pile up thousands).
+
+use std::collections::BTreeSet;
 
 use super::Op;
 
 #[derive(Debug, Clone, Copy)]
 struct Span {
-    id: u32,
     op: Op,
     first: u64,
     end: u64,
@@ -21,64 +28,86 @@ impl Span {
     }
 }
 
-/// Unfinished requests in arrival order, each started or blocked.
+/// One unfinished request, in the slot of its id.
+#[derive(Debug, Default, Clone)]
+struct Entry {
+    span: Option<Span>,
+    /// Earlier unfinished requests this one conflicts with; it starts when this reaches 0.
+    blockers: u32,
+    /// Later requests waiting for this one, in arrival order (capacity reused across ids).
+    dependents: Vec<u32>,
+}
+
+/// Unfinished requests, each started or blocked.
 #[derive(Debug, Default)]
 pub struct OverlapTracker {
-    spans: Vec<Span>,
-    /// How many unfinished requests are still blocked.
-    blocked: usize,
-    blocked_flags: Vec<bool>,
+    entries: Vec<Entry>,
+    /// (first sector, id) of every unfinished request.
+    by_first: BTreeSet<(u64, u32)>,
+    /// Longest span seen, bounding how far before a span's end an overlapping one may start.
+    longest: u64,
 }
 
 impl OverlapTracker {
     /// Registers a request (`first`, `count` in sectors); returns whether it may start now.
+    /// Ids may be reused once their request has finished.
     pub fn arrive(&mut self, id: u32, op: Op, first: u64, count: u64) -> bool {
         let span = Span {
-            id,
             op,
             first,
             end: first + count,
         };
-        let free = !self.spans.iter().any(|s| s.conflicts(&span));
-        self.spans.push(span);
-        if self.blocked_flags.len() <= id as usize {
-            self.blocked_flags.resize(id as usize + 1, false);
+        let slot = id as usize;
+        if self.entries.len() <= slot {
+            self.entries.resize(slot + 1, Entry::default());
         }
-        self.blocked_flags[id as usize] = !free;
-        if !free {
-            self.blocked += 1;
+        debug_assert!(
+            self.entries[slot].span.is_none(),
+            "id {id} still unfinished"
+        );
+        self.longest = self.longest.max(count);
+        let window = (span.first.saturating_sub(self.longest), 0)..(span.end, 0);
+        let mut blockers = 0;
+        for &(_, other) in self.by_first.range(window) {
+            let entry = &mut self.entries[other as usize];
+            if entry.span.is_some_and(|s| s.conflicts(&span)) {
+                entry.dependents.push(id);
+                blockers += 1;
+            }
         }
-        free
+        let entry = &mut self.entries[slot];
+        entry.span = Some(span);
+        entry.blockers = blockers;
+        self.by_first.insert((first, id));
+        blockers == 0
     }
 
     /// Removes a finished request; pushes the ids of requests that may now start (in arrival
     /// order) to `started`.
     pub fn finish(&mut self, id: u32, started: &mut Vec<u32>) {
-        if let Some(pos) = self.spans.iter().position(|s| s.id == id) {
-            self.spans.remove(pos);
-        }
-        if self.blocked == 0 {
+        let slot = id as usize;
+        let Some(span) = self.entries.get_mut(slot).and_then(|e| e.span.take()) else {
             return;
-        }
-        for i in 0..self.spans.len() {
-            let s = self.spans[i];
-            if !self.blocked_flags[s.id as usize] {
-                continue;
-            }
-            if !self.spans[..i].iter().any(|e| e.conflicts(&s)) {
-                self.blocked_flags[s.id as usize] = false;
-                self.blocked -= 1;
-                started.push(s.id);
+        };
+        self.by_first.remove(&(span.first, id));
+        let mut dependents = std::mem::take(&mut self.entries[slot].dependents);
+        for &d in &dependents {
+            let waiting = &mut self.entries[d as usize];
+            waiting.blockers -= 1;
+            if waiting.blockers == 0 {
+                started.push(d);
             }
         }
+        dependents.clear();
+        self.entries[slot].dependents = dependents;
     }
 
     /// Unfinished requests (started or blocked).
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.by_first.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.by_first.is_empty()
     }
 }
 
@@ -112,5 +141,75 @@ mod tests {
         let mut t = OverlapTracker::default();
         assert!(t.arrive(0, Op::Write, 0, 8));
         assert!(t.arrive(1, Op::Flush, 0, 0));
+    }
+
+    #[test]
+    fn reused_ids_do_not_inherit_waits() {
+        let mut t = OverlapTracker::default();
+        assert!(t.arrive(0, Op::Write, 0, 8));
+        assert!(!t.arrive(1, Op::Write, 0, 8));
+        let mut started = vec![];
+        t.finish(0, &mut started);
+        assert_eq!(started, vec![1]);
+        assert!(
+            !t.arrive(0, Op::Read, 4, 1),
+            "reused id waits for request 1"
+        );
+        started.clear();
+        t.finish(1, &mut started);
+        assert_eq!(started, vec![0]);
+        assert_eq!(t.len(), 1);
+    }
+
+    /// The obvious rule, quadratic: a request may run when no earlier unfinished one conflicts.
+    #[derive(Default)]
+    struct Reference {
+        spans: Vec<(u32, Span)>,
+        running: Vec<u32>,
+    }
+
+    impl Reference {
+        fn runnable(&self) -> Vec<u32> {
+            let mut ids = vec![];
+            for (i, (id, s)) in self.spans.iter().enumerate() {
+                if !self.spans[..i].iter().any(|(_, e)| e.conflicts(s)) {
+                    ids.push(*id);
+                }
+            }
+            ids
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matches_the_quadratic_rule(ops in proptest::collection::vec(
+            (0u8..4, 0u64..64, 0u64..16, proptest::bool::ANY), 1..200)) {
+            let mut t = OverlapTracker::default();
+            let mut r = Reference::default();
+            let mut free_ids: Vec<u32> = (0..32).rev().collect();
+            for (kind, first, count, finish_one) in ops {
+                if finish_one && !r.running.is_empty() {
+                    let id = r.running.remove(first as usize % r.running.len());
+                    r.spans.retain(|(i, _)| *i != id);
+                    free_ids.push(id);
+                    let mut started = vec![];
+                    t.finish(id, &mut started);
+                    let now: Vec<u32> = r.runnable().into_iter()
+                        .filter(|i| !r.running.contains(i)).collect();
+                    proptest::prop_assert_eq!(&started, &now);
+                    r.running.extend(now);
+                } else if let Some(id) = free_ids.pop() {
+                    let op = [Op::Read, Op::Write, Op::Trim, Op::Flush][kind as usize];
+                    let span = Span { op, first, end: first + count };
+                    r.spans.push((id, span));
+                    let free = t.arrive(id, op, first, count);
+                    proptest::prop_assert_eq!(free, r.runnable().contains(&id));
+                    if free {
+                        r.running.push(id);
+                    }
+                }
+                proptest::prop_assert_eq!(t.len(), r.spans.len());
+            }
+        }
     }
 }
