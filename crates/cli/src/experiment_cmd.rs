@@ -23,7 +23,7 @@ pub struct MtFtlArgs {
     #[arg(short, long, default_value = "mt-ftl-study")]
     out: PathBuf,
     /// Workload (--workload syntax; its qd is replaced by each queue depth)
-    #[arg(short, long, default_value = flashlab_sim::experiment::mt_ftl::DESKTOP_MIX)]
+    #[arg(short, long, default_value = flashlab_sim::experiment::mt_ftl::DEFAULT_WORKLOAD)]
     workload: String,
     /// Queue depths, comma separated
     #[arg(

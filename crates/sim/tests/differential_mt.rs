@@ -59,6 +59,7 @@ const VARIANTS: &[(&str, &[&str])] = &[
         &[
             "ftl.tasks=16",
             "ftl.nand_lock=\"device\"",
+            "ftl.task_priority=\"fixed\"",
             "ftl.gc_copyback=false",
             "ftl.over_provisioning=0.4",
         ],
@@ -68,6 +69,7 @@ const VARIANTS: &[(&str, &[&str])] = &[
         &[
             "ftl.tasks=8",
             "ftl.nand_lock=\"die\"",
+            "ftl.gc_nand_hold=\"victim\"",
             "ftl.over_provisioning=0.4",
             "geometry.page_bytes=16384",
             "geometry.oob_bytes=448",

@@ -15,9 +15,10 @@ use crate::config::ExperimentConfig;
 use crate::workload::parse_spec;
 use crate::SimError;
 
-/// The default workload: a desktop-like mix (mostly small requests, most bytes in large ones,
-/// 55% of requests writes: more bytes written than read, as the paper's Table 2).
-pub const DESKTOP_MIX: &str = "randrw:read=0.45,bs=4k:60/16k:20/64k:15/256k:5";
+/// The default workload: the `desktop` model of the paper's Windows 7 trace (installing
+/// programs, browsing, editing; 1.32x more bytes written than read, Table 2), laid out over
+/// the device's logical space (the compacted trace).
+pub const DEFAULT_WORKLOAD: &str = "desktop";
 
 /// Schema of the study's JSON document.
 pub const STUDY_SCHEMA: &str = "flashlab.experiment.mt-ftl/1";
@@ -50,7 +51,7 @@ pub struct StudyOptions {
 impl Default for StudyOptions {
     fn default() -> Self {
         StudyOptions {
-            workload: DESKTOP_MIX.into(),
+            workload: DEFAULT_WORKLOAD.into(),
             queue_depths: (0..=8).map(|i| 1 << i).collect(),
             requests: 20_000,
             board_blocks_per_plane: None,

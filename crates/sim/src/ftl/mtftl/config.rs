@@ -18,6 +18,17 @@ pub enum NandLock {
     Die,
 }
 
+/// How long garbage collection holds the NAND semaphore of the die it collects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GcNandHold {
+    /// From the victim's first page move to its erase: other tasks' operations on that die
+    /// wait, as they do behind st-ftl's GC, and cannot stretch the collection.
+    Victim,
+    /// One page move (or the erase) at a time: other tasks' reads slip in between.
+    Page,
+}
+
 /// How FTL task priorities are set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -41,6 +52,8 @@ settings! {
         nand_lock: NandLock = NandLock::Die, unit "", choices "die | device";
         /// FTL task priorities: the oldest request first, or fixed by task number.
         task_priority: TaskPriority = TaskPriority::RequestAge, unit "", choices "request-age | fixed";
+        /// How long GC holds the NAND semaphore of its die: the whole victim, or one page move at a time.
+        gc_nand_hold: GcNandHold = GcNandHold::Page, unit "", choices "victim | page";
         /// Share of the physical capacity kept as spare (logical = physical x (1 - over_provisioning)).
         over_provisioning: f64 = 0.07, unit "fraction", range 0.0 ..= 0.95;
         /// Mapping unit (4 KiB: one unit per page on the paper's board).

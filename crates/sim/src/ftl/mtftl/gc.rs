@@ -4,7 +4,7 @@
 //! the units that are still valid into GC pages), erase it, release it.
 
 use super::task::token;
-use super::{Core, OpenBlock, Phase};
+use super::{Core, GcNandHold, OpenBlock, Phase};
 use crate::flash::Cause;
 use crate::ftl::mapping::Stream;
 use crate::ftl::{FtlCtx, Issue};
@@ -46,10 +46,14 @@ impl Core {
             GcPick => {
                 self.pick_victim(ctx, t)?;
                 let ns = self.cfg.cpu_gc_victim_ns;
-                self.then(t, GcScan, Step::Compute(ns))
+                self.then(t, GcPicked, Step::Compute(ns))
             }
+            GcPicked => match self.cfg.gc_nand_hold {
+                GcNandHold::Victim => self.pend_nand(t, self.victim_page_at(t, 0), GcScan),
+                GcNandHold::Page => self.go(t, GcScan),
+            },
             GcScan => self.scan(ctx, t)?,
-            GcCopyNand => self.pend_nand(t, self.victim_page(t), GcCopyMapLock),
+            GcCopyNand => self.page_nand(t, GcCopyMapLock),
             GcCopyMapLock => self.then(t, GcCopy, Step::Pend(self.sems.map)),
             GcCopy => {
                 let ns = self.cfg.cpu_command_ns + self.cfg.cpu_map_update_ns * u64::from(self.upp);
@@ -74,9 +78,9 @@ impl Core {
                     GcScan
                 };
                 self.tasks[t].gc.page += 1;
-                self.post_nand(t, next)
+                self.page_done(t, next)
             }
-            GcReadNand => self.pend_nand(t, self.victim_page(t), GcReadCmd),
+            GcReadNand => self.page_nand(t, GcReadCmd),
             GcReadCmd => {
                 let ns = self.cfg.cpu_command_ns;
                 self.then(t, GcReadIssue, Step::Compute(ns))
@@ -89,7 +93,7 @@ impl Core {
                 self.tasks[t].phase = GcReadDone;
                 self.wait_with_cpu(t)
             }
-            GcProgNand => self.pend_nand(t, self.victim_page_at(t, 0), GcProgMapLock),
+            GcProgNand => self.page_nand(t, GcProgMapLock),
             GcProgMapLock => self.then(t, GcProg, Step::Pend(self.sems.map)),
             GcProg => {
                 let k = self.upp.min(self.tasks[t].gc.moving.len() as u32);
@@ -116,7 +120,7 @@ impl Core {
                 } else {
                     GcScan
                 };
-                self.post_nand(t, next)
+                self.page_done(t, next)
             }
             GcEraseNand => {
                 let victim = self.tasks[t].gc.victim;
@@ -126,7 +130,7 @@ impl Core {
                         "GC victim block {victim} still has {valid} valid units before its erase"
                     )));
                 }
-                self.pend_nand(t, self.victim_page_at(t, 0), GcErase)
+                self.page_nand(t, GcErase)
             }
             GcErase => {
                 let ns = self.cfg.cpu_command_ns;
@@ -146,6 +150,23 @@ impl Core {
             }
             _ => return Err(self.bug(format!("task {t} in phase {phase:?} inside GC"))),
         })
+    }
+
+    /// Before a page move or the erase: takes the die's NAND semaphore unless GC holds it
+    /// for the whole victim.
+    fn page_nand(&mut self, t: TaskId, next: Phase) -> Option<Step> {
+        match self.cfg.gc_nand_hold {
+            GcNandHold::Victim => self.go(t, next),
+            GcNandHold::Page => self.pend_nand(t, self.victim_page_at(t, 0), next),
+        }
+    }
+
+    /// After a page move: releases the die's NAND semaphore unless GC holds it for the victim.
+    fn page_done(&mut self, t: TaskId, next: Phase) -> Option<Step> {
+        match self.cfg.gc_nand_hold {
+            GcNandHold::Victim => self.go(t, next),
+            GcNandHold::Page => self.post_nand(t, next),
+        }
     }
 
     fn victim_page(&self, t: TaskId) -> u32 {

@@ -7,8 +7,11 @@
 //!   resumes the task whose operation finished. With `task_priority = "request-age"` (the
 //!   default) a task that takes a request lowers its priority below every other busy task
 //!   (`OSTaskChangePrio`), so the CPU and every semaphore go to the task with the oldest
-//!   request; with `"fixed"` task i keeps priority i + 1 and a low-priority task's request
-//!   can starve behind the others' (uC/OS-II hands semaphores to the highest priority).
+//!   request, and when it finishes it returns to priority i + 1, above every busy task; with
+//!   `"fixed"` task i keeps priority i + 1 and a low-priority task's request can starve behind
+//!   the others' (uC/OS-II hands semaphores to the highest priority). Either way the
+//!   lowest-numbered idle task takes the next request, so at queue depth 1 one task (one
+//!   working block) serves everything, as in st-ftl.
 //! - **Semaphores** protect the FTL metadata (block lists, working blocks, GC), the mapping
 //!   table, and the NAND (`nand_lock`: one for the device, as on the paper's board, or one per
 //!   die). Lock order is metadata, NAND, mapping table, so no two tasks can deadlock.
@@ -26,7 +29,9 @@
 //!   semaphore: fully valid pages move by copyback when the die's GC block is in the victim's
 //!   plane, others are read and their still-valid units packed into GC pages (original OOB
 //!   sequence numbers kept); then the victim is erased. Other tasks keep serving reads
-//!   meanwhile; writes that need a page wait for the metadata.
+//!   meanwhile; writes that need a page wait for the metadata. GC takes the die's NAND
+//!   semaphore per page move (`gc_nand_hold = "page"`, default: reads of other tasks slip in
+//!   between) or once for the whole victim (`"victim"`).
 //! - **Mapping** and block bookkeeping are [`crate::ftl::mapping`], shared with `pagemap`.
 //!
 //! Choices where the paper is silent (documented, tested): the mapping is updated when the
@@ -42,7 +47,7 @@ mod config;
 mod gc;
 mod task;
 
-pub use config::{MtFtlConfig, NandLock, TaskPriority};
+pub use config::{GcNandHold, MtFtlConfig, NandLock, TaskPriority};
 
 use std::collections::VecDeque;
 
@@ -132,6 +137,7 @@ enum Phase {
     Complete,
     // Garbage collection, holding the metadata semaphore.
     GcPick,
+    GcPicked,
     GcScan,
     GcCopyNand,
     GcCopyMapLock,
@@ -530,6 +536,7 @@ impl Ftl for MtFtl {
             "monitor": self.monitor.is_some(),
             "nand_lock": c.cfg.nand_lock,
             "task_priority": c.cfg.task_priority,
+            "gc_nand_hold": c.cfg.gc_nand_hold,
             "mapping_unit_bytes": c.cfg.mapping_unit_bytes,
             "units_per_page": c.upp,
             "logical_units": c.sizing.logical_units,

@@ -242,7 +242,15 @@ impl Core {
                     .expect("a task completes the request it took");
                 task.requests += 1;
                 ctx.complete(sub.id);
-                self.go(t, Idle)
+                match self.cfg.task_priority {
+                    super::TaskPriority::Fixed => self.go(t, Idle),
+                    // Back to its own rank among idle tasks, above every busy one: the
+                    // lowest-numbered idle task takes the next request (as with fixed
+                    // priorities), so a shallow queue keeps writing one working block.
+                    super::TaskPriority::RequestAge => {
+                        self.then(t, Idle, Step::SetPriority(t as u64 + 1))
+                    }
+                }
             }
             MonitorPoll => match self.next_to_wake() {
                 Some(_) => self.go(t, MonitorWake),
