@@ -170,7 +170,7 @@ fn write_outputs(dir: &Path, study: &Study, table: &str) -> i32 {
 fn render_table(study: &Study) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>8} {:>8} {:>9} {:>9}\n",
+        "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>8} {:>8} {:>9} {:>10} {:>10}\n",
         "device",
         "ftl",
         "tasks",
@@ -181,6 +181,7 @@ fn render_table(study: &Study) -> String {
         "gain",
         "worst",
         "cpu busy",
+        "meta wait",
         "nand wait"
     ));
     for p in &study.points {
@@ -194,7 +195,7 @@ fn render_table(study: &Study) -> String {
             )
         });
         out.push_str(&format!(
-            "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>8} {:>8} {:>8.1}% {:>9}\n",
+            "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>8} {:>8} {:>8.1}% {:>10} {:>10}\n",
             p.device,
             p.ftl,
             p.tasks,
@@ -205,12 +206,14 @@ fn render_table(study: &Study) -> String {
             g,
             w,
             100.0 * p.cpu_utilisation,
+            format_ns(p.sem_wait_ns.metadata as f64 / p.requests.max(1) as f64),
             format_ns(p.sem_wait_ns.nand as f64 / p.requests.max(1) as f64),
         ));
     }
     out.push_str(
         "gain: 1 - mean(mt-ftl)/mean(st-ftl); worst: max(mt-ftl)/max(st-ftl) - 1; \
-         nand wait: NAND-semaphore wait per request\n",
+         meta wait, nand wait: metadata- and NAND-semaphore wait per request (GC holds the \
+         metadata semaphore)\n",
     );
     for device in
         std::iter::once("mt-board").chain(study.options.ssd_presets.iter().map(String::as_str))

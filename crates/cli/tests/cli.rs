@@ -741,8 +741,10 @@ fn experiment_mt_ftl_writes_table_csv_json_and_plots() {
     ]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(out.stdout.contains("mt-board") && out.stdout.contains("gain"));
+    assert!(out.stdout.contains("meta wait") && out.stdout.contains("nand wait"));
     let json = read_json(&dir.join("results.json"));
     assert_eq!(json["schema"], "flashlab.experiment.mt-ftl/1");
+    assert_eq!(json["options"]["workload"], "desktop");
     assert_eq!(json["points"].as_array().map(Vec::len), Some(4));
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5);
