@@ -7,11 +7,14 @@
 
 use flashlab_sim::config::ExperimentConfig;
 use flashlab_sim::flash::OpKind;
-use flashlab_sim::testing::{self, Options, Outcome, Step};
+use flashlab_sim::testing::{self, Options, Step};
 use flashlab_sim::verify::Shadow;
 use flashlab_sim::SimError;
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
+
+mod common;
+use common::{logical, run};
 
 /// A small device: 2 channels x 1 die x 2 planes x 16 blocks x 16 pages of 8 KiB (8 MiB raw),
 /// fresh (no preconditioning), 30% over-provisioning.
@@ -127,41 +130,12 @@ fn variant_config(index: usize, functional: bool) -> ExperimentConfig {
     config(&sets)
 }
 
-fn logical(config: &ExperimentConfig) -> u64 {
-    testing::logical_sectors(config).unwrap()
-}
-
-/// One random step over `logical` sectors: unaligned sub-unit writes (1..=16 sectors) and
-/// multi-page writes, mostly in a hot range (1/32 of the space), reads, trims, flushes.
-fn step(logical: u64) -> impl Strategy<Value = Step> {
-    let hot = (logical / 32).max(64).min(logical);
-    let offset = move || prop_oneof![3 => 0..hot, 1 => 0..logical];
-    prop_oneof![
-        5 => (offset(), 1u64..=16).prop_map(|(offset_sectors, sectors)| Step::Write { offset_sectors, sectors }),
-        3 => (offset(), 17u64..=160).prop_map(|(offset_sectors, sectors)| Step::Write { offset_sectors, sectors }),
-        5 => (offset(), 1u64..=64).prop_map(|(offset_sectors, sectors)| Step::Read { offset_sectors, sectors }),
-        2 => (offset(), 1u64..=64).prop_map(|(offset_sectors, sectors)| Step::Trim { offset_sectors, sectors }),
-        1 => Just(Step::Flush),
-    ]
-}
-
 fn steps(logical: u64, len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<Step>> {
-    proptest::collection::vec(step(logical), len)
+    proptest::collection::vec(common::step(logical, 32), len)
 }
 
 fn queue_depth() -> impl Strategy<Value = usize> {
     prop_oneof![Just(1usize), Just(16usize)]
-}
-
-/// Runs the harness and checks that it really checked data.
-fn run(config: &ExperimentConfig, steps: &[Step], qd: usize) -> Result<Outcome, TestCaseError> {
-    let o = testing::run_steps(config, steps, qd).map_err(TestCaseError::fail)?;
-    prop_assert_eq!(o.checked_sectors, o.sectors_read);
-    prop_assert!(
-        o.sectors_read >= o.logical_sectors,
-        "the final read-back covers the space"
-    );
-    Ok(o)
 }
 
 proptest! {

@@ -8,9 +8,12 @@
 //! GC running all the time, mapping units smaller than pages, unaligned sub-unit writes.
 
 use flashlab_sim::config::ExperimentConfig;
-use flashlab_sim::testing::{self, Outcome, Step};
+use flashlab_sim::testing::{self, Step};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
+
+mod common;
+use common::{logical, run};
 
 /// A small device: 2 channels x 2 chips x 1 plane x 16 blocks x 16 pages of 4 KiB (4 MiB
 /// raw), fresh, 30% over-provisioning.
@@ -107,31 +110,6 @@ fn variant(index: usize, functional: bool, gc: bool) -> ExperimentConfig {
     config(ftl, &all)
 }
 
-/// One random step: unaligned sub-unit writes, multi-page writes, reads, trims, flushes,
-/// mostly in a hot range.
-fn step(logical: u64) -> impl Strategy<Value = Step> {
-    let hot = (logical / 16).max(64).min(logical);
-    let offset = move || prop_oneof![3 => 0..hot, 1 => 0..logical];
-    prop_oneof![
-        5 => (offset(), 1u64..=16).prop_map(|(offset_sectors, sectors)| Step::Write { offset_sectors, sectors }),
-        3 => (offset(), 17u64..=160).prop_map(|(offset_sectors, sectors)| Step::Write { offset_sectors, sectors }),
-        5 => (offset(), 1u64..=64).prop_map(|(offset_sectors, sectors)| Step::Read { offset_sectors, sectors }),
-        2 => (offset(), 1u64..=64).prop_map(|(offset_sectors, sectors)| Step::Trim { offset_sectors, sectors }),
-        1 => Just(Step::Flush),
-    ]
-}
-
-fn run(config: &ExperimentConfig, steps: &[Step], qd: usize) -> Result<Outcome, TestCaseError> {
-    let o = testing::run_steps(config, steps, qd).map_err(TestCaseError::fail)?;
-    prop_assert_eq!(o.checked_sectors, o.sectors_read);
-    prop_assert!(o.sectors_read >= o.logical_sectors);
-    Ok(o)
-}
-
-fn logical(config: &ExperimentConfig) -> u64 {
-    testing::logical_sectors(config).unwrap()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 32,
@@ -147,7 +125,7 @@ proptest! {
         gc in any::<bool>(),
         functional in any::<bool>(),
         qd in prop::sample::select(vec![1usize, 4, 16, 64]),
-        steps in proptest::collection::vec(step(logical(&variant(0, true, false))), 200..1500),
+        steps in proptest::collection::vec(common::step(logical(&variant(0, true, false)), 16), 200..1500),
     ) {
         let cfg = variant(index, functional, gc);
         let limit = logical(&cfg);

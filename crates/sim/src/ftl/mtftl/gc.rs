@@ -61,15 +61,11 @@ impl Core {
             }
             GcCopyIssue => {
                 self.copyback(ctx, t)?;
-                self.then(t, GcCopyWait, Step::Post(self.sems.map))
-            }
-            GcCopyWait => {
-                self.tasks[t].phase = GcCopyDone;
-                self.wait_with_cpu(t)
+                self.then(t, GcCopyDone, Step::Post(self.sems.map))
             }
             GcCopyDone | GcReadDone => {
-                if !self.tasks[t].op_done {
-                    return Ok(self.wait_with_cpu(t));
+                if let Some(poll) = self.wait_with_cpu(t) {
+                    return Ok(Some(poll));
                 }
                 self.tasks[t].op_done = false;
                 let next = if phase == GcReadDone {
@@ -90,8 +86,7 @@ impl Core {
                 let bytes = self.tasks[t].gc.page_units.len() as u32 * self.cfg.mapping_unit_bytes;
                 self.tasks[t].op_done = false;
                 ctx.read(&[src], bytes, Issue::new(Cause::Gc).token(token(t)))?;
-                self.tasks[t].phase = GcReadDone;
-                self.wait_with_cpu(t)
+                self.go(t, GcReadDone)
             }
             GcProgNand => self.page_nand(t, GcProgMapLock),
             GcProgMapLock => self.then(t, GcProg, Step::Pend(self.sems.map)),
@@ -102,13 +97,12 @@ impl Core {
             }
             GcProgIssue => {
                 self.program_moving(ctx, t)?;
-                self.then(t, GcProgWait, Step::Post(self.sems.map))
-            }
-            GcProgWait => {
-                self.tasks[t].phase = GcProgDone;
-                self.wait_released(t)
+                self.then(t, GcProgDone, Step::Post(self.sems.map))
             }
             GcProgDone => {
+                if let Some(sleep) = self.wait_released(t) {
+                    return Ok(Some(sleep));
+                }
                 let task = &mut self.tasks[t];
                 task.op_done = false;
                 let scanned = task.gc.page == self.layout.pages_per_block;
@@ -140,10 +134,12 @@ impl Core {
                 let victim = self.tasks[t].gc.victim;
                 self.tasks[t].op_done = false;
                 ctx.erase(victim, Issue::new(Cause::Gc).token(token(t)))?;
-                self.tasks[t].phase = GcEraseDone;
-                self.wait_released(t)
+                self.go(t, GcEraseDone)
             }
             GcEraseDone => {
+                if let Some(sleep) = self.wait_released(t) {
+                    return Ok(Some(sleep));
+                }
                 self.tasks[t].op_done = false;
                 self.blocks.release(self.tasks[t].gc.victim);
                 self.post_nand(t, WriteAlloc)

@@ -127,7 +127,6 @@ enum Phase {
     WriteMapLock,
     WriteMap,
     WriteIssue,
-    WriteWait,
     WriteDone,
     // Trims.
     TrimLock,
@@ -143,7 +142,6 @@ enum Phase {
     GcCopyMapLock,
     GcCopy,
     GcCopyIssue,
-    GcCopyWait,
     GcCopyDone,
     GcReadNand,
     GcReadCmd,
@@ -153,7 +151,6 @@ enum Phase {
     GcProgMapLock,
     GcProg,
     GcProgIssue,
-    GcProgWait,
     GcProgDone,
     GcEraseNand,
     GcErase,

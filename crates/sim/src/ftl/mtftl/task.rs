@@ -70,14 +70,16 @@ impl Core {
         self.then(t, next, Step::Post(sem))
     }
 
-    /// Waits for the task's operation keeping the CPU (reads, copybacks; every wait of st-ftl).
+    /// Waits for the task's operation keeping the CPU (reads, copybacks; every wait of st-ftl);
+    /// None once it finished (each `...Done` phase asks first).
     pub(super) fn wait_with_cpu(&mut self, t: TaskId) -> Option<Step> {
         (!self.tasks[t].op_done).then_some(Step::Poll {
             period_ns: self.cfg.nand_poll_ns,
         })
     }
 
-    /// Waits for a program or erase: sleeps until the monitor resumes the task.
+    /// Waits for a program or erase: sleeps until the monitor resumes the task; None once it
+    /// finished.
     pub(super) fn wait_released(&mut self, t: TaskId) -> Option<Step> {
         if self.single {
             return self.wait_with_cpu(t);
@@ -180,8 +182,7 @@ impl Core {
             ReadRetry => self.post_nand(t, ReadLock),
             ReadIssue => {
                 self.issue_read(ctx, t)?;
-                self.tasks[t].phase = ReadDone;
-                self.wait_with_cpu(t)
+                self.go(t, ReadDone)
             }
             ReadDone => self.read_done(t),
             WriteChunk => self.write_chunk(t),
@@ -197,13 +198,12 @@ impl Core {
             }
             WriteIssue => {
                 self.issue_write(ctx, t)?;
-                self.then(t, WriteWait, Step::Post(self.sems.map))
-            }
-            WriteWait => {
-                self.tasks[t].phase = WriteDone;
-                self.wait_released(t)
+                self.then(t, WriteDone, Step::Post(self.sems.map))
             }
             WriteDone => {
+                if let Some(sleep) = self.wait_released(t) {
+                    return Ok(Some(sleep));
+                }
                 let task = &mut self.tasks[t];
                 task.op_done = false;
                 task.span.lpn += task.chunk;
