@@ -375,3 +375,24 @@ fn print_figures() {
         );
     }
 }
+
+/// Settings the desktop model makes for itself are refused from a config file too (not only
+/// in the `--workload` form), naming the field and the default it must keep.
+#[test]
+fn desktop_config_refuses_settings_its_model_makes() {
+    let base = ["workload.pattern=\"desktop\""];
+    assert!(ExperimentConfig::with_sets("default", &base).is_ok());
+    for (set, field) in [
+        ("workload.read_fraction=0.9", "workload.read_fraction"),
+        ("workload.block_size=\"8k\"", "workload.block_size"),
+        ("workload.hot_access=0.5", "workload.hot_access"),
+    ] {
+        let err = ExperimentConfig::with_sets("default", &[base[0], set])
+            .expect_err(set)
+            .to_string();
+        assert!(
+            err.contains(field) && err.contains("does not apply to the desktop workload"),
+            "{set}: {err}"
+        );
+    }
+}

@@ -145,71 +145,30 @@ impl WorkloadConfig {
     /// The desktop model makes its own sizes, offsets and read/write mix: settings for them
     /// must keep their defaults.
     fn check_desktop(&self) -> Result<(), ConfigError> {
-        let d = WorkloadConfig::default();
-        fn show(v: &dyn std::fmt::Display) -> String {
-            v.to_string()
-        }
-        let fields: [(&str, bool, String, String); 8] = [
-            (
-                "block_size",
-                self.block_size != d.block_size,
-                show(&self.block_size),
-                show(&d.block_size),
-            ),
-            (
-                "read_fraction",
-                self.read_fraction != d.read_fraction,
-                show(&self.read_fraction),
-                show(&d.read_fraction),
-            ),
-            (
-                "trim_fraction",
-                self.trim_fraction != d.trim_fraction,
-                show(&self.trim_fraction),
-                show(&d.trim_fraction),
-            ),
-            (
-                "flush_every",
-                self.flush_every != d.flush_every,
-                show(&self.flush_every),
-                show(&d.flush_every),
-            ),
-            (
-                "align_bytes",
-                self.align_bytes != d.align_bytes,
-                show(&self.align_bytes),
-                show(&d.align_bytes),
-            ),
-            (
-                "zipf_theta",
-                self.zipf_theta != d.zipf_theta,
-                show(&self.zipf_theta),
-                show(&d.zipf_theta),
-            ),
-            (
-                "hot_space",
-                self.hot_space != d.hot_space,
-                show(&self.hot_space),
-                show(&d.hot_space),
-            ),
-            (
-                "hot_access",
-                self.hot_access != d.hot_access,
-                show(&self.hot_access),
-                show(&d.hot_access),
-            ),
-        ];
-        for (name, changed, value, default) in fields {
-            if changed {
-                return Err(ConfigError::invalid(
-                    format!("workload.{name}"),
-                    value,
-                    "does not apply to the desktop workload (its sizes, offsets and read/write mix come from its model)",
-                    format!("the default, {default}; the desktop workload takes queue_depth, rate_iops, arrival, count, duration_ns, range_fraction, deadline_ns"),
-                ));
+        fn keep<T: PartialEq + std::fmt::Display>(
+            name: &str,
+            value: &T,
+            default: &T,
+        ) -> Result<(), ConfigError> {
+            if value == default {
+                return Ok(());
             }
+            Err(ConfigError::invalid(
+                format!("workload.{name}"),
+                value,
+                "does not apply to the desktop workload (its sizes, offsets and read/write mix come from its model)",
+                format!("the default, {default}; the desktop workload takes queue_depth, rate_iops, arrival, count, duration_ns, range_fraction, deadline_ns"),
+            ))
         }
-        Ok(())
+        let d = WorkloadConfig::default();
+        keep("block_size", &self.block_size, &d.block_size)?;
+        keep("read_fraction", &self.read_fraction, &d.read_fraction)?;
+        keep("trim_fraction", &self.trim_fraction, &d.trim_fraction)?;
+        keep("flush_every", &self.flush_every, &d.flush_every)?;
+        keep("align_bytes", &self.align_bytes, &d.align_bytes)?;
+        keep("zipf_theta", &self.zipf_theta, &d.zipf_theta)?;
+        keep("hot_space", &self.hot_space, &d.hot_space)?;
+        keep("hot_access", &self.hot_access, &d.hot_access)
     }
 
     /// The compact `--workload` form of this workload.
