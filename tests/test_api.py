@@ -28,7 +28,7 @@ def report() -> dict[str, Any]:
 
 
 def test_report_schema_and_counts(report: dict[str, Any]) -> None:
-    assert report["schema"] == "flashlab.report/1"
+    assert report["schema"] == "flashlab.report/2"
     assert report["preset"] == "default"
     host = report["host"]
     assert host["all"]["count"] == 2000

@@ -1,4 +1,4 @@
-"""The JSON report matches its documentation, docs/report-schema.md (schema flashlab.report/1).
+"""The JSON report matches its documentation, docs/report-schema.md (schema flashlab.report/2).
 
 The doc's "Report fields" table lists key paths in its first column (backticked, dotted, with
 shell-style `{a,b}` alternatives). Every documented path must exist in a real report, with the
@@ -17,7 +17,7 @@ import pytest
 import flashlab
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "report-schema.md"
-SCHEMA = "flashlab.report/1"
+SCHEMA = "flashlab.report/2"
 COUNT = 5000
 
 # A small, fast experiment: 4 GiB raw, half preconditioned, 5,000 requests.

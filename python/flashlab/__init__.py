@@ -1,6 +1,6 @@
 """flashlab: a NAND flash / SSD simulator with FTL plug-ins.
 
-Run an experiment and get its report (schema ``flashlab.report/1``) as a dict::
+Run an experiment and get its report (schema ``flashlab.report/2``) as a dict::
 
     import flashlab
 

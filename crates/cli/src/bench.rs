@@ -56,7 +56,7 @@ struct Figures {
     requests_per_s: f64,
     peak_rss_mib: Option<f64>,
     state_mib: f64,
-    write_amplification: f64,
+    write_amplification: Option<f64>,
     gc_victims: u64,
     simulated_s: f64,
 }
@@ -99,7 +99,7 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         match measure(name, config) {
             Ok(f) => {
                 println!(
-                    "{:<11} {:>11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>10.1} {:>6.2} {:>9}",
+                    "{:<11} {:>11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>10.1} {:>6} {:>9}",
                     f.mode,
                     f.requests,
                     f.precondition_s,
@@ -107,7 +107,8 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
                     f.requests_per_s,
                     f.peak_rss_mib.map_or("n/a".into(), |m| format!("{m:.1}")),
                     f.state_mib,
-                    f.write_amplification,
+                    f.write_amplification
+                        .map_or("n/a".into(), |wa| format!("{wa:.2}")),
                     f.gc_victims
                 );
                 all.push(f);

@@ -450,7 +450,7 @@ fn small_run_writes_a_json_report() {
         r.context()
     );
     let report = read_json(&file);
-    assert_eq!(at(&report, "schema"), "flashlab.report/1");
+    assert_eq!(at(&report, "schema"), "flashlab.report/2");
     assert_eq!(at(&report, "host.all.count"), 5000);
     let reads = at(&report, "host.read.count").as_u64().unwrap();
     let writes = at(&report, "host.write.count").as_u64().unwrap();
@@ -482,7 +482,7 @@ fn json_to_stdout_puts_the_table_on_stderr() {
     r.assert_success();
     let report: Value = serde_json::from_str(&r.stdout)
         .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", r.context()));
-    assert_eq!(at(&report, "schema"), "flashlab.report/1");
+    assert_eq!(at(&report, "schema"), "flashlab.report/2");
     assert_eq!(at(&report, "host.all.count"), 5000);
     assert!(
         r.stderr.contains("write amplification"),

@@ -58,7 +58,7 @@ fn show_progress(p: Progress) {
     let _ = err.flush();
 }
 
-/// Runs one experiment and returns its report as JSON text (schema `flashlab.report/1`).
+/// Runs one experiment and returns its report as JSON text (schema `flashlab.report/2`).
 ///
 /// The configuration is layered like `flashlab run`: the preset (else the file's `preset`
 /// key, else `default`), then the TOML file, then the `key.path=value` overrides in order.

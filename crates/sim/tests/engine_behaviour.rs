@@ -139,11 +139,28 @@ fn background_gc_runs_in_idle_gaps() {
         "ftl.gc_background_free_blocks=8",
     ]));
     assert!(r.gc.gc_runs > 0, "no GC at all");
+    let g = &r.gc;
     assert!(
-        r.gc.gc_background_runs * 2 > r.gc.gc_runs,
+        g.gc_background_runs * 2 > g.gc_runs,
         "only {} of {} GC runs in the background",
-        r.gc.gc_background_runs,
-        r.gc.gc_runs
+        g.gc_background_runs,
+        g.gc_runs
+    );
+    assert_eq!(
+        g.gc_background_runs + g.gc_foreground_runs,
+        g.gc_runs,
+        "{g:?}"
+    );
+    assert_eq!(
+        g.gc_background_units_moved + g.gc_foreground_units_moved,
+        g.gc_units_moved,
+        "{g:?}"
+    );
+    assert!(
+        g.gc_background_units_moved * 2 > g.gc_units_moved,
+        "background GC moved {} of {} units",
+        g.gc_background_units_moved,
+        g.gc_units_moved
     );
 }
 

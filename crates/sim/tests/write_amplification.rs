@@ -6,7 +6,14 @@
 //!
 //! with W0 the principal branch of the Lambert W function. The device has one die and one plane
 //! with 2048 blocks, so the blocks pagemap keeps out of circulation (the open host and GC
-//! blocks and a one-block free reserve, about 0.15% of the device) barely change a.
+//! blocks and a one-block free reserve, about 0.15% of the device) barely change a. The model
+//! meets the closed form within 0.7%; the test allows 1%.
+//!
+//! Greedy has no closed form, but theory orders it: with finitely many pages per block, the
+//! block with the fewest valid pages beats the oldest one, which is what FIFO takes (in the
+//! fluid limit of infinitely many pages per block both pick the same block and coincide), and
+//! the advantage grows with utilisation (Bux and Iliadis 2010; Van Houdt 2013). With 64 pages
+//! per block the model gives greedy 2%, 3% and 7% below FIFO at 0.7, 0.8 and 0.9.
 
 use flashlab_sim::{run_experiment, ExperimentConfig, Report};
 
@@ -52,12 +59,15 @@ fn measure(policy: &str, logical_over_physical: f64) -> Report {
     let t = std::time::Instant::now();
     let report = run_experiment(&config, &mut |_| {}).unwrap();
     let pre = report.precondition.as_ref().expect("preconditioned");
+    let wa = report
+        .write_amplification
+        .expect("the measured window wrote enough");
     eprintln!(
         "{policy:>6} logical/physical {logical_over_physical}: WA {:.4} (theory for FIFO {:.4}, ratio {:.4}); \
          precondition {:.2} passes, steady {}, last window WA {:.4}; {} GC runs; {:?}; {}",
-        report.write_amplification,
+        wa,
         theory(logical_over_physical),
-        report.write_amplification / theory(logical_over_physical),
+        wa / theory(logical_over_physical),
         pre.random_passes,
         pre.steady,
         pre.write_amplification,
@@ -75,25 +85,31 @@ fn measure(policy: &str, logical_over_physical: f64) -> Report {
     report
 }
 
+/// Measured steady-state write amplification of `policy`.
+fn wa(policy: &str, logical_over_physical: f64) -> f64 {
+    measure(policy, logical_over_physical)
+        .write_amplification
+        .expect("the measured window wrote enough")
+}
+
 fn fifo_matches_theory(logical_over_physical: f64) {
-    let measured = measure("fifo", logical_over_physical).write_amplification;
+    let measured = wa("fifo", logical_over_physical);
     let expected = theory(logical_over_physical);
     let error = measured / expected - 1.0;
     assert!(
-        error.abs() <= 0.05,
+        error.abs() <= 0.01,
         "FIFO WA {measured:.4} vs closed form {expected:.4} at logical/physical {logical_over_physical}: \
-         {:+.2}% (allowed: 5%)",
+         {:+.2}% (allowed: 1%)",
         100.0 * error
     );
 }
 
-fn greedy_not_worse(logical_over_physical: f64) {
-    let fifo = measure("fifo", logical_over_physical).write_amplification;
-    let greedy = measure("greedy", logical_over_physical).write_amplification;
-    assert!(
-        greedy <= fifo,
-        "greedy WA {greedy:.4} above FIFO WA {fifo:.4} at logical/physical {logical_over_physical}"
-    );
+/// Greedy's write amplification below FIFO's, as a fraction of FIFO's.
+fn greedy_advantage(logical_over_physical: f64) -> f64 {
+    let fifo = wa("fifo", logical_over_physical);
+    let greedy = wa("greedy", logical_over_physical);
+    eprintln!("logical/physical {logical_over_physical}: FIFO {fifo:.4}, greedy {greedy:.4}");
+    1.0 - greedy / fifo
 }
 
 #[test]
@@ -121,8 +137,17 @@ fn fifo_wa_matches_lambert_w_at_0_9() {
 }
 
 #[test]
-fn greedy_never_worse_than_fifo() {
-    for logical_over_physical in [0.7, 0.8, 0.9] {
-        greedy_not_worse(logical_over_physical);
+fn greedy_beats_fifo_more_as_utilisation_grows() {
+    let gaps: Vec<f64> = [0.7, 0.8, 0.9].map(greedy_advantage).to_vec();
+    for (lop, gap) in [0.7, 0.8, 0.9].iter().zip(&gaps) {
+        assert!(
+            *gap >= 0.01,
+            "greedy only {:.2}% below FIFO at logical/physical {lop}: the policies should differ",
+            100.0 * gap
+        );
     }
+    assert!(
+        gaps[0] < gaps[1] && gaps[1] < gaps[2],
+        "greedy's advantage over FIFO should grow with utilisation: {gaps:?} at 0.7, 0.8, 0.9"
+    );
 }

@@ -5,13 +5,17 @@
 //! overwrites of single mapping units over that range, in windows of a quarter of the filled
 //! units. After at least one full pass, it stops as soon as the write amplification of a window
 //! is within 1% of the previous window's (steady state), or when `max_passes` passes are done.
+//! Then the device sits idle: the FTL's background work (garbage collection up to its
+//! background watermark) runs to its end, still untimed and unmeasured, so the measurement
+//! starts from the state a real device reaches after a pause, not with GC debt that the first
+//! idle moment of the measured run would pay (a read-only replay then does no GC at all).
 //! Everything goes through the normal host path, so verify runs check it too.
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
-use super::Simulation;
+use super::{Call, Simulation};
 use crate::host::{Op, Request};
 use crate::SimError;
 
@@ -49,6 +53,10 @@ pub struct PreconditionSummary {
     pub steady: bool,
     /// Write amplification of the last random window (1.0 when there was none).
     pub write_amplification: f64,
+    /// Victim blocks the FTL's background GC collected while the device sat idle at the end.
+    pub idle_gc_victims: u64,
+    /// Mapping units that background GC moved then.
+    pub idle_gc_units_moved: u64,
 }
 
 impl Simulation {
@@ -113,6 +121,9 @@ impl Simulation {
             previous = Some(wa);
         }
         summary.random_passes = summary.random_writes as f64 / units as f64;
+        let (victims, moved) = self.sit_idle()?;
+        summary.idle_gc_victims = victims;
+        summary.idle_gc_units_moved = moved;
         self.set_functional(was_functional);
         self.reset_measurements();
         Ok(summary)
@@ -136,6 +147,18 @@ impl Simulation {
             });
         }
         Ok(())
+    }
+
+    /// Lets the FTL do its idle-time work (background GC to its watermark) until it has nothing
+    /// left; returns the victims and units it collected.
+    fn sit_idle(&mut self) -> Result<(u64, u64), SimError> {
+        let before = self.ftl_counters.clone();
+        self.calls.push_back(Call::Idle);
+        self.run_until_idle()?;
+        Ok((
+            self.ftl_counters.gc_background_runs - before.gc_background_runs,
+            self.ftl_counters.gc_background_units_moved - before.gc_background_units_moved,
+        ))
     }
 
     /// `n` random single-unit overwrites; returns the window's write amplification.

@@ -80,7 +80,8 @@ pub struct Point {
     pub p99_ns: u64,
     pub max_ns: u64,
     pub iops: f64,
-    pub write_amplification: f64,
+    /// None when the run wrote too little for the ratio to mean anything (see the report).
+    pub write_amplification: Option<f64>,
     /// RTOS CPU busy share (steps and context switches), and share spent polling.
     pub cpu_utilisation: f64,
     pub polling_share: f64,
@@ -287,7 +288,7 @@ impl Study {
         let ms = |ns: f64| ns / 1e6;
         for p in &self.points {
             out.push_str(&format!(
-                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.3},{:.4},{:.4},{:.4},{:.3},{:.3},{:.3}\n",
+                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.3},{},{:.4},{:.4},{:.3},{:.3},{:.3}\n",
                 p.part,
                 p.device,
                 p.ftl,
@@ -298,7 +299,8 @@ impl Study {
                 ms(p.p99_ns as f64),
                 ms(p.max_ns as f64),
                 p.iops,
-                p.write_amplification,
+                p.write_amplification
+                    .map_or(String::new(), |wa| format!("{wa:.4}")),
                 p.cpu_utilisation,
                 p.polling_share,
                 ms(p.sem_wait_ns.metadata as f64),

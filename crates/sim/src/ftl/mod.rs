@@ -72,15 +72,46 @@ pub trait Ftl {
     fn state_bytes(&self) -> u64;
 }
 
-/// Garbage-collection and buffer counters common to FTLs (reported under `gc`).
+/// Garbage-collection counters common to FTLs (reported under `gc`), split by when the work
+/// ran: in the foreground (a host write waited for free space) or in the background (the host
+/// had nothing outstanding). Recorded through [`FtlCounters::record_victim`] and
+/// [`FtlCounters::record_moved`], so the totals always equal the sum of the two parts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct FtlCounters {
     /// Victim blocks collected.
     pub gc_runs: u64,
     /// Of which while the host was idle.
     pub gc_background_runs: u64,
+    /// Of which because host writes needed free blocks.
+    pub gc_foreground_runs: u64,
     /// Mapping units copied by GC.
     pub gc_units_moved: u64,
+    /// Of which by background GC.
+    pub gc_background_units_moved: u64,
+    /// Of which by foreground GC.
+    pub gc_foreground_units_moved: u64,
+}
+
+impl FtlCounters {
+    /// One victim block taken by GC.
+    pub fn record_victim(&mut self, background: bool) {
+        self.gc_runs += 1;
+        if background {
+            self.gc_background_runs += 1;
+        } else {
+            self.gc_foreground_runs += 1;
+        }
+    }
+
+    /// `units` valid mapping units copied out of victims by GC.
+    pub fn record_moved(&mut self, units: u64, background: bool) {
+        self.gc_units_moved += units;
+        if background {
+            self.gc_background_units_moved += units;
+        } else {
+            self.gc_foreground_units_moved += units;
+        }
+    }
 }
 
 /// Something an FTL handler did that takes effect once its CPU time has run.

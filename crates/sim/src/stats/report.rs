@@ -1,4 +1,4 @@
-//! The run report: a versioned JSON document (schema `flashlab.report/1`, documented in
+//! The run report: a versioned JSON document (schema `flashlab.report/2`, documented in
 //! `docs/report-schema.md`) built from a finished [`Simulation`].
 
 use hdrhistogram::Histogram;
@@ -10,7 +10,7 @@ use crate::ftl::FtlCounters;
 use crate::host::Op;
 
 /// Identifier of the report format; bumped on any incompatible change.
-pub const REPORT_SCHEMA: &str = "flashlab.report/1";
+pub const REPORT_SCHEMA: &str = "flashlab.report/2";
 
 /// Latency percentiles of one kind of request, in nanoseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -136,8 +136,13 @@ pub struct Report {
     /// Simulated time from the first arrival to the last completion.
     pub elapsed_ns: u64,
     pub host: HostReport,
-    /// Bytes programmed to flash (programs and copybacks, all causes) per byte written by the host.
-    pub write_amplification: f64,
+    /// Bytes programmed to flash (programs and copybacks, all causes) per byte written by the
+    /// host; `None` (JSON null) when the host wrote too little for the ratio to mean anything
+    /// (see [`min_meaningful_write_bytes`]): the flash work is still in `flash` and `gc`.
+    pub write_amplification: Option<f64>,
+    /// Bytes the host had to write in the measured window for `write_amplification` to be
+    /// given: one page on every die.
+    pub write_amplification_min_host_bytes: u64,
     pub flash: FlashReport,
     pub gc: FtlCounters,
     pub utilisation: UtilisationReport,
@@ -246,19 +251,30 @@ fn utilisation_report(sim: &Simulation) -> UtilisationReport {
     }
 }
 
+/// Host bytes a measured window must write for its write amplification to be reported: one
+/// page on every die. Below that, what the flash programmed is dominated by what the write
+/// buffer still holds, page padding, or GC of data written before the window, and the ratio
+/// swings from 0 to thousands without saying anything about the FTL.
+pub fn min_meaningful_write_bytes(layout: &crate::nand::Layout) -> u64 {
+    u64::from(layout.dies()) * u64::from(layout.page_bytes)
+}
+
+/// Flash bytes programmed per host byte written, when the host wrote enough (see
+/// [`min_meaningful_write_bytes`]).
+fn write_amplification(programmed_bytes: u64, host_written: u64, min_host: u64) -> Option<f64> {
+    (host_written > 0 && host_written >= min_host)
+        .then(|| programmed_bytes as f64 / host_written as f64)
+}
+
 /// Builds the report of a finished run.
 pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
     let host = host_report(sim);
     let flash = flash_report(sim);
     let layout = sim.nand().layout();
     let page_bytes = u64::from(layout.page_bytes);
-    let host_written = host.write.bytes;
     let programmed = sim.flash().counters().programmed_pages() * page_bytes;
-    let write_amplification = if host_written > 0 {
-        programmed as f64 / host_written as f64
-    } else {
-        0.0
-    };
+    let min_host = min_meaningful_write_bytes(layout);
+    let write_amplification = write_amplification(programmed, host.write.bytes, min_host);
     let (emin, emean, emax) = sim.nand().erase_count_summary();
     Report {
         schema: REPORT_SCHEMA,
@@ -278,6 +294,7 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
         elapsed_ns: sim.host_stats().elapsed_ns(),
         host,
         write_amplification,
+        write_amplification_min_host_bytes: min_host,
         flash,
         gc: sim.ftl_counters().clone(),
         utilisation: utilisation_report(sim),
@@ -288,5 +305,18 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
         },
         ftl_details: sim.ftl().report(),
         verified_sectors: sim.shadow().map(|s| s.checked_sectors()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_amplification;
+
+    #[test]
+    fn write_amplification_needs_enough_host_writes() {
+        assert_eq!(write_amplification(8192, 4096, 4096), Some(2.0));
+        assert_eq!(write_amplification(1 << 30, 4095, 4096), None);
+        assert_eq!(write_amplification(0, 0, 0), None, "nothing written");
+        assert_eq!(write_amplification(0, 4096, 4096), Some(0.0));
     }
 }

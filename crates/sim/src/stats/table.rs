@@ -67,11 +67,12 @@ fn header(out: &mut String, r: &Report) {
     if let Some(p) = &r.precondition {
         let _ = writeln!(
             out,
-            "preconditioned {:.0}% of the logical space: {:.2} random passes, WA {:.2}{}",
+            "preconditioned {:.0}% of the logical space: {:.2} random passes, WA {:.2}{}; then idle: background GC collected {} victims",
             p.fraction * 100.0,
             p.random_passes,
             p.write_amplification,
-            if p.steady { " (steady)" } else { "" }
+            if p.steady { " (steady)" } else { "" },
+            p.idle_gc_victims
         );
     }
     let _ = writeln!(out, "simulated time {}", format_ns(r.elapsed_ns as f64));
@@ -90,8 +91,36 @@ fn host_rows(out: &mut String, r: &Report) {
     op_row(out, "all", &r.host.all);
 }
 
+/// Formats a byte count with a binary unit.
+fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+fn write_amplification_line(r: &Report) -> String {
+    match r.write_amplification {
+        Some(wa) => format!("write amplification {wa:.3}"),
+        None => format!(
+            "write amplification n/a: the host wrote {} in the measured window, less than one \
+             page per die ({}); the flash work is below",
+            format_bytes(r.host.write.bytes),
+            format_bytes(r.write_amplification_min_host_bytes)
+        ),
+    }
+}
+
 fn flash_rows(out: &mut String, r: &Report) {
-    let _ = writeln!(out, "\n  write amplification {:.3}", r.write_amplification);
+    let _ = writeln!(out, "\n  {}", write_amplification_line(r));
     let _ = writeln!(
         out,
         "  {:<12} {:>12} {:>12} {:>12} {:>12} {:>12}",
@@ -113,10 +142,16 @@ fn flash_rows(out: &mut String, r: &Report) {
             );
         }
     }
+    let g = &r.gc;
     let _ = writeln!(
         out,
-        "  GC: {} victims ({} in background), {} units moved",
-        r.gc.gc_runs, r.gc.gc_background_runs, r.gc.gc_units_moved
+        "  GC: {} victims ({} foreground, {} background), {} units moved ({} foreground, {} background)",
+        g.gc_runs,
+        g.gc_foreground_runs,
+        g.gc_background_runs,
+        g.gc_units_moved,
+        g.gc_foreground_units_moved,
+        g.gc_background_units_moved
     );
 }
 

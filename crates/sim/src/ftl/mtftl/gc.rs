@@ -184,7 +184,7 @@ impl Core {
                     "no GC victim on die {die}: every block is free or open (raise ftl.over_provisioning)"
                 ))
             })?;
-        ctx.counters().gc_runs += 1;
+        ctx.counters().record_victim(false);
         let gc = &mut self.tasks[t].gc;
         gc.victim = victim;
         gc.page = 0;
@@ -290,7 +290,7 @@ impl Core {
                 moved += 1;
             }
         }
-        ctx.counters().gc_units_moved += moved;
+        ctx.counters().record_moved(moved, false);
         self.stats.gc_copyback_pages += 1;
         self.close_if_full(ctx, dst);
         Ok(())
@@ -369,7 +369,7 @@ impl Core {
             payload,
             Issue::new(Cause::Gc).token(token(t)),
         )?;
-        ctx.counters().gc_units_moved += k as u64;
+        ctx.counters().record_moved(k as u64, false);
         self.stats.gc_programmed_pages += 1;
         self.stats.padded_units += (self.upp as usize - k) as u64;
         self.close_if_full(ctx, dst);

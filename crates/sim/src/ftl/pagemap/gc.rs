@@ -94,11 +94,9 @@ impl PageMap {
             self.blocks.close(victim, valid, self.units_written);
             return Ok(false);
         }
-        let counters = ctx.counters();
-        counters.gc_runs += 1;
-        counters.gc_background_runs += u64::from(background);
+        ctx.counters().record_victim(background);
         let moved = self.move_valid_units(ctx, die, victim)?;
-        ctx.counters().gc_units_moved += moved;
+        ctx.counters().record_moved(moved, background);
         ctx.charge_cpu(self.cfg.cpu_gc_unit_ns * moved);
         let tok = if background {
             token(TAG_BACKGROUND_GC, u64::from(die))
