@@ -305,7 +305,7 @@ fn simulate(
         }
     }
     let preconditioned = Instant::now();
-    let source = make_source(config, &sim)?;
+    let (source, warned) = make_source(config, &sim)?;
     let bar = show_progress.then(|| {
         let bar = ProgressBar::new(source.expected_requests().unwrap_or(0));
         bar.set_style(
@@ -326,9 +326,9 @@ fn simulate(
         bar.finish_and_clear();
     }
     let describe = source.describe();
-    if let Some(warnings) = describe.get("warnings").and_then(|n| n.as_array()) {
-        for note in warnings.iter().filter_map(|n| n.as_str()) {
-            eprintln!("warning: {note}");
+    for warning in messages(&describe, "warnings") {
+        if !warned.contains(&warning) {
+            eprintln!("warning: {warning}");
         }
     }
     if config.run.verify {
@@ -344,11 +344,26 @@ fn simulate(
     Ok((build_report(&sim, describe), wall))
 }
 
-/// The trace or synthetic workload of `config`; a trace's detected format is announced.
+/// The strings of the array `key` of a source description.
+fn messages(describe: &serde_json::Value, key: &str) -> Vec<String> {
+    describe
+        .get(key)
+        .and_then(|n| n.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The trace or synthetic workload of `config`; a trace's detected format is announced, and
+/// what looks wrong with it (implausible units) is printed before the run. Gives the warnings
+/// printed, so they are not repeated after the run.
 fn make_source(
     config: &ExperimentConfig,
     sim: &Simulation,
-) -> Result<Box<dyn RequestSource>, SimError> {
+) -> Result<(Box<dyn RequestSource>, Vec<String>), SimError> {
     if config.trace.enabled() && std::io::stderr().is_terminal() {
         eprintln!(
             "reading {} to count its requests and place its addresses...",
@@ -356,12 +371,15 @@ fn make_source(
         );
     }
     let source = flashlab_sim::workload_source(config, sim)?;
-    if let Some(notes) = source.describe().get("notes").and_then(|n| n.as_array()) {
-        for note in notes.iter().filter_map(|n| n.as_str()) {
-            eprintln!("note: {note}");
-        }
+    let describe = source.describe();
+    for note in messages(&describe, "notes") {
+        eprintln!("note: {note}");
     }
-    Ok(source)
+    let warnings = messages(&describe, "warnings");
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok((source, warnings))
 }
 
 fn precondition_bar(config: &ExperimentConfig, logical_bytes: u64) -> ProgressBar {

@@ -210,6 +210,9 @@ fn stats_command(a: &StatsArgs) -> i32 {
         Err(e) => return fail(&e),
     };
     let reader = stream.reader();
+    for warning in &stats.unit_warnings {
+        eprintln!("warning: {warning}");
+    }
     let to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     if !a.quiet {
         let header = format!(

@@ -784,3 +784,121 @@ fn generate_refuses_bad_settings() {
     }
     assert!(!dir.join("x.csv").exists(), "nothing written on bad input");
 }
+
+/// The TPC-C trace with its sector columns rewritten in bytes (as several public collections
+/// ship DiskSim-like traces), still claiming to be DiskSim.
+fn tpcc_in_bytes(dir: &Path) -> String {
+    let text = std::fs::read_to_string(tpcc()).expect("the TPC-C trace reads");
+    let mut out = String::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let sector: u64 = f[2].parse().unwrap();
+        let sectors: u64 = f[3].parse().unwrap();
+        out.push_str(&format!(
+            "{} {} {} {} {}\n",
+            f[0],
+            f[1],
+            sector * 512,
+            sectors * 512,
+            f[4]
+        ));
+    }
+    let path = dir.join("tpcc-bytes.trace");
+    std::fs::write(&path, out).unwrap();
+    path_str(&path).to_string()
+}
+
+/// The `--trace-format` a units warning suggests.
+fn suggested_format(stderr: &str) -> String {
+    let warning = stderr
+        .lines()
+        .find(|l| l.starts_with("warning: offsets and sizes look like bytes"))
+        .unwrap_or_else(|| panic!("no units warning in {stderr}"));
+    let start = warning.find("--trace-format '").expect("a suggestion") + 16;
+    let len = warning[start..].find('\'').expect("a closing quote");
+    warning[start..start + len].to_string()
+}
+
+#[test]
+fn byte_columns_in_a_sector_format_are_announced_with_the_format_that_reads_them() {
+    let dir = scratch("byte_columns");
+    let bytes = tpcc_in_bytes(&dir);
+    let r = flashlab(&["trace", "stats", &bytes, "--json", "-", "--quiet"]);
+    r.assert_success();
+    let stats = r.json();
+    let warnings = at(&stats, "stats.unit_warnings").as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        r.stderr.contains("they were read as 512-byte sectors"),
+        "{}",
+        r.stderr
+    );
+    // Nothing is guessed: the statistics are the declared reading (512x too large).
+    let original = stats_json(&tpcc(), &[]);
+    assert_eq!(
+        u64_at(&stats, "stats.read.bytes"),
+        512 * u64_at(&original, "stats.read.bytes")
+    );
+    // The suggested format reads the file as the original trace.
+    let format = suggested_format(&r.stderr);
+    let fixed = flashlab(&[
+        "trace", "stats", &bytes, "--format", &format, "--json", "-", "--quiet",
+    ]);
+    fixed.assert_success();
+    let fixed_stats = fixed.json();
+    assert_eq!(
+        at(&fixed_stats, "stats.unit_warnings"),
+        &Value::Array(vec![])
+    );
+    for key in [
+        "requests",
+        "read.bytes",
+        "write.bytes",
+        "footprint_bytes",
+        "duration_ns",
+    ] {
+        let key = format!("stats.{key}");
+        assert_eq!(at(&fixed_stats, &key), at(&original, &key), "{key}");
+    }
+    // `run --trace` says it before the run, and the report keeps it.
+    let run = run_trace(
+        &bytes,
+        &[
+            "--precondition",
+            "0",
+            "--quiet",
+            "--json",
+            "-",
+            "--set",
+            "trace.address_map=\"wrap\"",
+        ],
+    );
+    run.assert_success();
+    assert_eq!(suggested_format(&run.stderr), format);
+    assert_eq!(
+        run.stderr.matches("look like bytes").count(),
+        1,
+        "once: {}",
+        run.stderr
+    );
+    let warnings = at(&run.json(), "workload.warnings")
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(
+        warnings[0].as_str().unwrap().contains("look like bytes"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn real_traces_raise_no_units_warning() {
+    for trace in [tpcc(), wsrch()] {
+        let stats = stats_json(&trace, &[]);
+        assert_eq!(
+            at(&stats, "stats.unit_warnings"),
+            &Value::Array(vec![]),
+            "{trace}"
+        );
+    }
+}

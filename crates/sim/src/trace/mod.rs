@@ -14,6 +14,7 @@ mod ordered;
 mod reader;
 mod replay;
 mod stats;
+mod units;
 
 pub use config::{AddressMap, DeviceSpaces, ReplayMode, TraceConfig};
 pub use formats::{FormatChoice, TraceFormat, TraceRecord, TraceWriter, FORMAT_NAMES};
@@ -22,6 +23,7 @@ pub use ordered::{OrderCounts, OrderOptions, Ordered};
 pub use reader::{ReadOptions, TraceReader};
 pub use replay::{AddressSummary, TraceSource};
 pub use stats::{render_stats, stats_document, trace_stats, StatsBuilder, TraceStats};
+pub use units::UnitCheck;
 
 /// Largest request a trace may hold; anything larger is a unit mistake, not a request.
 pub const MAX_REQUEST_BYTES: u64 = 1 << 40;

@@ -21,6 +21,7 @@ use super::config::{AddressMap, DeviceSpaces, ReplayMode, TraceConfig};
 use super::formats::TraceRecord;
 use super::ordered::{OrderCounts, OrderOptions, Ordered};
 use super::reader::{ReadOptions, TraceReader};
+use super::units::UnitCheck;
 use crate::host::{Op, Request};
 use crate::workload::{LoopMode, RequestSource};
 use crate::SimError;
@@ -52,6 +53,8 @@ struct Survey {
     /// Per device (same order): one past its highest byte touched.
     device_end: Vec<u64>,
     units: Option<RoaringTreemap>,
+    /// Signs of offsets and sizes in other units than the format declares.
+    unit_warnings: Vec<String>,
 }
 
 /// Where each trace address goes.
@@ -103,6 +106,7 @@ pub struct TraceSource {
     in_warmup: bool,
     counts: ReplayCounts,
     address: AddressSummary,
+    unit_warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -151,9 +155,12 @@ fn survey(cfg: &TraceConfig) -> Result<Survey, SimError> {
         devices: Vec::new(),
         device_end: Vec::new(),
         units: compact.then(RoaringTreemap::new),
+        unit_warnings: Vec::new(),
     };
+    let mut unit_check = UnitCheck::new(stream.reader().format());
     while let Some(r) = stream.next_record()? {
         s.requests += 1;
+        unit_check.add(&r);
         if r.op == Op::Flush {
             continue;
         }
@@ -175,6 +182,7 @@ fn survey(cfg: &TraceConfig) -> Result<Survey, SimError> {
             units.insert_range(high | first..=high | last);
         }
     }
+    s.unit_warnings = unit_check.warnings(stream.reader().format());
     Ok(s)
 }
 
@@ -205,7 +213,14 @@ impl TraceSource {
             in_warmup: false,
             counts: ReplayCounts::default(),
             address,
+            unit_warnings: survey.unit_warnings,
         })
+    }
+
+    /// Warnings known before the replay: signs that the trace's units are not the ones its
+    /// format declares (see [`UnitCheck`]).
+    pub fn unit_warnings(&self) -> &[String] {
+        &self.unit_warnings
     }
 
     /// A warning about skipped malformed lines, if any were skipped (so far).
@@ -408,7 +423,7 @@ impl RequestSource for TraceSource {
             "format_requested": c.format,
             "compression": reader.compression().name(),
             "notes": reader.notes(),
-            "warnings": self.bad_lines_warning().into_iter().collect::<Vec<_>>(),
+            "warnings": self.unit_warnings.iter().cloned().chain(self.bad_lines_warning()).collect::<Vec<_>>(),
             "replay": {
                 "mode": c.replay,
                 "queue_depth": (c.replay == ReplayMode::Closed).then_some(c.queue_depth),

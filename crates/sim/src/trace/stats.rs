@@ -8,9 +8,10 @@ use hdrhistogram::Histogram;
 use roaring::RoaringTreemap;
 use serde::Serialize;
 
-use super::formats::TraceRecord;
+use super::formats::{TraceFormat, TraceRecord};
 use super::ordered::{OrderCounts, Ordered};
 use super::reader::TraceReader;
+use super::units::UnitCheck;
 use crate::host::Op;
 use crate::SimError;
 
@@ -120,6 +121,9 @@ pub struct TraceStats {
     pub duration_ns: u64,
     pub devices: Vec<DeviceStats>,
     pub skipped: OrderCounts,
+    /// Signs that the offsets and sizes are not in the units the format declares, with what
+    /// was assumed and how to read the trace otherwise (see [`UnitCheck`]).
+    pub unit_warnings: Vec<String>,
 }
 
 /// Accumulates [`TraceStats`] record by record.
@@ -136,6 +140,7 @@ pub struct StatsBuilder {
     per_device_units: Vec<RoaringTreemap>,
     sequential: u64,
     data_requests: u64,
+    units: Option<(UnitCheck, TraceFormat)>,
 }
 
 impl Default for StatsBuilder {
@@ -153,13 +158,25 @@ impl Default for StatsBuilder {
             per_device_units: Vec::new(),
             sequential: 0,
             data_requests: 0,
+            units: None,
         }
     }
 }
 
 impl StatsBuilder {
+    /// A builder that also checks the records' units against those `format` declares.
+    pub fn checking_units(format: &TraceFormat) -> StatsBuilder {
+        StatsBuilder {
+            units: Some((UnitCheck::new(format), format.clone())),
+            ..StatsBuilder::default()
+        }
+    }
+
     /// Adds one record (times in non-decreasing order).
     pub fn add(&mut self, r: &TraceRecord) {
+        if let Some((check, _)) = &mut self.units {
+            check.add(r);
+        }
         let op = &mut self.ops[r.op.index()];
         op.count += 1;
         op.bytes += r.len_bytes;
@@ -249,6 +266,10 @@ impl StatsBuilder {
             duration_ns: self.last_time.unwrap_or(0),
             devices,
             skipped,
+            unit_warnings: self
+                .units
+                .map(|(check, format)| check.warnings(&format))
+                .unwrap_or_default(),
         }
     }
 }
@@ -266,7 +287,7 @@ pub fn trace_stats(
     stream: &mut Ordered,
     progress: &mut dyn FnMut(&Ordered),
 ) -> Result<TraceStats, SimError> {
-    let mut b = StatsBuilder::default();
+    let mut b = StatsBuilder::checking_units(stream.reader().format());
     while let Some(r) = stream.next_record()? {
         b.add(&r);
         if stream.emitted() % (1 << 20) == 0 {

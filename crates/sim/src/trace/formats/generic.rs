@@ -117,6 +117,16 @@ fn size_unit(key: &str, unit: &str) -> Result<u64, String> {
 }
 
 impl GenericSpec {
+    /// Bytes per unit of the offset column.
+    pub fn offset_unit_bytes(&self) -> u64 {
+        self.offset.1
+    }
+
+    /// Bytes per unit of the size column.
+    pub fn size_unit_bytes(&self) -> u64 {
+        self.size.1
+    }
+
     /// Parses the part after `generic:`.
     pub fn parse(text: &str) -> Result<GenericSpec, String> {
         let mut spec = GenericSpec {
