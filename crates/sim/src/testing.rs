@@ -10,8 +10,13 @@
 //!   "never written" after a trim of a whole trim unit); a stale or lost sector makes the
 //!   engine fail with [`SimError::Verify`];
 //! - every sector a read covers is handed to [`crate::ftl::FtlCtx::deliver`] exactly once
-//!   (otherwise the check above would silently not happen): the harness compares the number
-//!   of sectors checked with the number of sectors read;
+//!   (otherwise the check above would silently not happen): the engine fails a read
+//!   sub-request that delivers a sector twice, outside its range, or completes with a sector
+//!   never delivered, and the harness also compares the number of sectors checked with the
+//!   number of sectors read;
+//! - a flush completes only when every write acknowledged before it arrived is on flash: in
+//!   simulated time, the programs carrying that data (or newer data of the same sectors)
+//!   completed before the flush did (see [`crate::verify`]);
 //! - every request completes ([`Simulation::run_until_idle`] leaves nothing outstanding);
 //! - after every batch of requests, with nothing in flight, [`Simulation::check_invariants`]
 //!   holds (NAND bookkeeping, and the FTL's own structures: for pagemap the L2P and reverse

@@ -26,7 +26,7 @@ use rand_pcg::Pcg64Mcg;
 pub use precondition::{PreconditionProgress, PreconditionSummary};
 
 use crate::config::ExperimentConfig;
-use crate::flash::{Completion, FlashScheduler, NIL};
+use crate::flash::{CmdId, Completion, FlashScheduler, NIL};
 use crate::ftl::{registry, Effect, Ftl, FtlCounters, FtlCtx};
 use crate::host::link::Dir;
 use crate::host::{chop, Link, Op, OverlapTracker, Request, SubId, SubRequest};
@@ -130,6 +130,8 @@ pub struct Simulation {
     busy_cores: u32,
     cpu_busy_ns: u64,
     completions: Vec<Completion>,
+    /// Programs completed (verify runs: what became durable).
+    finished_programs: Vec<CmdId>,
     unblocked: Vec<u32>,
     shadow: Option<Shadow>,
     stats: HostStats,
@@ -165,7 +167,8 @@ impl Simulation {
             payloads,
         );
         let functional = cfg.run.functional_only;
-        let flash = FlashScheduler::new(layout, device.timing.clone(), functional);
+        let mut flash = FlashScheduler::new(layout, device.timing.clone(), functional);
+        flash.report_programs(cfg.run.verify);
         let sector_bytes = u64::from(device.host.sector_bytes);
         let logical_sectors = ftl.logical_bytes() / sector_bytes;
         let shadow = cfg.run.verify.then(|| {
@@ -197,6 +200,7 @@ impl Simulation {
             busy_cores: 0,
             cpu_busy_ns: 0,
             completions: Vec::new(),
+            finished_programs: Vec::new(),
             unblocked: Vec::new(),
             shadow,
             stats: HostStats::new(),
@@ -288,6 +292,7 @@ impl Simulation {
             let counters = self.flash.counters().clone();
             self.flash = FlashScheduler::new(layout, timing, functional);
             self.flash.restore_counters(counters);
+            self.flash.report_programs(self.shadow.is_some());
         }
     }
 
@@ -465,6 +470,11 @@ impl Simulation {
             version,
             measured,
         });
+        if r.op == Op::Flush {
+            if let Some(shadow) = &mut self.shadow {
+                shadow.flush_arrived(id);
+            }
+        }
         if self.order.arrive(id, r.op, first, count) {
             self.start_request(id);
         }
@@ -551,6 +561,9 @@ impl Simulation {
                         pending_cmds: 0,
                         ftl_done: false,
                     });
+                    if let (Op::Read, Some(shadow)) = (r.op, &mut self.shadow) {
+                        shadow.begin_read(sub, first, count);
+                    }
                     if data_in {
                         let bytes = count * self.sector_bytes;
                         let end = self.link.transfer(Dir::Down, self.now, bytes, 0);
@@ -609,6 +622,9 @@ impl Simulation {
     fn sub_done(&mut self, sub: SubId) -> Result<(), SimError> {
         let req = self.subs.get(sub).req;
         self.subs.remove(sub);
+        if let (Op::Read, Some(shadow)) = (self.reqs.get(req).op, &mut self.shadow) {
+            shadow.end_read(sub, self.ftl.name())?;
+        }
         let r = self.reqs.get_mut(req);
         r.subs_left -= 1;
         if r.subs_left == 0 {
@@ -657,7 +673,8 @@ impl Simulation {
             match r.op {
                 Op::Write => shadow.write(r.first_sector, r.sectors, r.version),
                 Op::Trim => shadow.trim(r.first_sector, r.sectors),
-                _ => {}
+                Op::Flush => shadow.flush_completed(req, self.ftl.name())?,
+                Op::Read => {}
             }
         }
         let mut unblocked = std::mem::take(&mut self.unblocked);
@@ -697,7 +714,7 @@ impl Simulation {
             flash: &mut self.flash,
             effects: &mut effects,
             events: &mut self.events,
-            shadow: self.shadow.as_ref(),
+            shadow: self.shadow.as_mut(),
             counters: &mut self.ftl_counters,
             rng: &mut self.rng,
             cpu_ns: 0,
@@ -776,6 +793,14 @@ impl Simulation {
     fn drain_completions(&mut self) -> Result<(), SimError> {
         if !self.flash.has_completions() {
             return Ok(());
+        }
+        if let Some(shadow) = &mut self.shadow {
+            let mut programs = std::mem::take(&mut self.finished_programs);
+            self.flash.drain_finished_programs(&mut programs);
+            for cmd in programs.drain(..) {
+                shadow.program_completed(cmd);
+            }
+            self.finished_programs = programs;
         }
         let mut done = std::mem::take(&mut self.completions);
         self.flash.drain_completions(&mut done);

@@ -308,6 +308,9 @@ pub struct FlashScheduler {
     completed: Vec<Completion>,
     counters: FlashCounters,
     in_flight: usize,
+    /// Report completed programs (verify runs track what is durable).
+    report_programs: bool,
+    finished_programs: Vec<CmdId>,
 }
 
 impl FlashScheduler {
@@ -343,7 +346,20 @@ impl FlashScheduler {
             completed: Vec::new(),
             counters: FlashCounters::default(),
             in_flight: 0,
+            report_programs: false,
+            finished_programs: Vec::new(),
         }
+    }
+
+    /// Makes completed programs available to [`FlashScheduler::drain_finished_programs`].
+    pub fn report_programs(&mut self, on: bool) {
+        self.report_programs = on;
+    }
+
+    /// Moves the handles of the programs completed since the last call to `out` (only with
+    /// [`FlashScheduler::report_programs`]).
+    pub fn drain_finished_programs(&mut self, out: &mut Vec<CmdId>) {
+        out.append(&mut self.finished_programs);
     }
 
     pub fn counters(&self) -> &FlashCounters {
@@ -407,7 +423,7 @@ impl FlashScheduler {
         out.append(&mut self.completed);
     }
     pub fn has_completions(&self) -> bool {
-        !self.completed.is_empty()
+        !self.completed.is_empty() || !self.finished_programs.is_empty()
     }
 
     /// Counts a command of a functional-only run, which completes the moment it is released
@@ -871,6 +887,10 @@ impl FlashScheduler {
 
     fn complete(&mut self, idx: u32) {
         let d = &self.data[idx as usize];
+        if self.report_programs && d.op.kind == OpKind::Program {
+            let gen = self.state[idx as usize].gen;
+            self.finished_programs.push(CmdId { idx, gen });
+        }
         if d.token != 0 || d.sub != NIL {
             self.completed.push(Completion {
                 token: d.token,

@@ -114,6 +114,29 @@ impl FtlCounters {
     }
 }
 
+/// The (host sector, data version) pairs a program of `pages` pages carries: unit slot `i`
+/// whose OOB entry names logical unit `l` holds sectors `l * unit_sectors ..`, with the
+/// versions of its run of `data` (never-written sectors, version 0, are left out).
+fn programmed_sectors<'d>(
+    nand: &Nand,
+    entries: &'d [OobEntry],
+    data: &'d [u64],
+    pages: usize,
+) -> impl Iterator<Item = (u64, u64)> + 'd {
+    let upp = nand.units_per_page() as usize;
+    let unit_sectors = nand.sectors_per_page() as usize / upp.max(1);
+    entries[..pages * upp]
+        .iter()
+        .enumerate()
+        .filter_map(move |(slot, e)| e.lpn().map(|l| (slot, u64::from(l))))
+        .flat_map(move |(slot, lpn)| {
+            (0..unit_sectors).filter_map(move |j| {
+                let version = *data.get(slot * unit_sectors + j)?;
+                (version != 0).then_some((lpn * unit_sectors as u64 + j as u64, version))
+            })
+        })
+}
+
 /// Something an FTL handler did that takes effect once its CPU time has run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Effect {
@@ -191,7 +214,7 @@ pub struct FtlCtx<'a> {
     pub(crate) flash: &'a mut FlashScheduler,
     pub(crate) effects: &'a mut Vec<Effect>,
     pub(crate) events: &'a mut EventQueue,
-    pub(crate) shadow: Option<&'a Shadow>,
+    pub(crate) shadow: Option<&'a mut Shadow>,
     pub(crate) counters: &'a mut FtlCounters,
     pub(crate) rng: &'a mut Pcg64Mcg,
     pub(crate) cpu_ns: u64,
@@ -245,11 +268,18 @@ impl<'a> FtlCtx<'a> {
         self.effects.push(Effect::Complete(sub));
     }
 
-    /// Hands read data to the host: `versions` are the data versions of consecutive sectors
-    /// from `first_sector` (0 = never written). Checked against the shadow copy in verify runs.
-    pub fn deliver(&mut self, first_sector: u64, versions: &[u64]) -> Result<(), SimError> {
-        match self.shadow {
-            Some(shadow) => shadow.check(first_sector, versions, self.ftl_name),
+    /// Hands read data of sub-request `sub` to the host: `versions` are the data versions of
+    /// consecutive sectors from `first_sector` (0 = never written). In verify runs they are
+    /// checked against the shadow copy, and every sector of a read must be delivered exactly
+    /// once before the sub-request completes.
+    pub fn deliver(
+        &mut self,
+        sub: SubId,
+        first_sector: u64,
+        versions: &[u64],
+    ) -> Result<(), SimError> {
+        match self.shadow.as_deref_mut() {
+            Some(shadow) => shadow.deliver(sub, first_sector, versions, self.ftl_name),
             None => Ok(()),
         }
     }
@@ -309,7 +339,16 @@ impl<'a> FtlCtx<'a> {
         }
         let bytes = self.layout().page_bytes * ppns.len() as u32;
         let op = self.op_for(OpKind::Program, ppns, bytes, &issue)?;
-        Ok(self.submit(op, issue))
+        let id = self.submit(op, issue);
+        if let (Some(data), Some(shadow)) = (data, self.shadow.as_deref_mut()) {
+            let pairs = programmed_sectors(self.nand, entries, data, ppns.len());
+            if id == CmdId::DONE {
+                shadow.made_durable(pairs);
+            } else {
+                shadow.program_issued(id, pairs);
+            }
+        }
+        Ok(id)
     }
 
     /// Erases a block.

@@ -335,7 +335,7 @@ impl Core {
         for lpn in r.lpn..r.lpn + r.count {
             let (s0, s1) = self.piece(t, lpn);
             let first = u64::from(lpn) * self.unit_sectors + s0 as u64;
-            ctx.deliver(first, &self.zeros[s0..s1])?;
+            ctx.deliver(self.sub(t).id, first, &self.zeros[s0..s1])?;
         }
         Ok(())
     }
@@ -351,7 +351,7 @@ impl Core {
                 let mut scratch = std::mem::take(&mut self.scratch);
                 scratch.clear();
                 scratch.extend_from_slice(&ctx.nand().unit_data(unit)[s0..s1]);
-                let delivered = ctx.deliver(first, &scratch);
+                let delivered = ctx.deliver(self.sub(t).id, first, &scratch);
                 self.scratch = scratch;
                 delivered?;
             }

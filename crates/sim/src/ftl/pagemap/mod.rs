@@ -538,13 +538,13 @@ impl PageMap {
             count += 1;
             let first = u64::from(lpn) * self.unit_sectors + s0 as u64;
             let Some(unit) = self.map.get(lpn) else {
-                ctx.deliver(first, &self.zeros[s0..s1])?;
+                ctx.deliver(sub.id, first, &self.zeros[s0..s1])?;
                 continue;
             };
             if ctx.payloads() {
                 let mut data = std::mem::take(&mut self.host_data);
                 self.unit_data(ctx.nand(), unit, &mut data);
-                let r = ctx.deliver(first, &data[s0..s1]);
+                let r = ctx.deliver(sub.id, first, &data[s0..s1]);
                 self.host_data = data;
                 r?;
             }
