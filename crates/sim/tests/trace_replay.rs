@@ -240,9 +240,9 @@ fn every_ftl_replays_the_real_traces_with_every_read_checked() {
     let wsrch = tpcc().replace("tpcc", "wsrch");
     for entry in registry::entries() {
         let name = format!("ftl.name={:?}", entry.name);
-        for (trace, replay_mode) in [
-            (tpcc(), "trace.replay=closed"),
-            (wsrch.clone(), "trace.replay=open"),
+        for (trace, replay_mode, requests) in [
+            (tpcc(), "trace.replay=closed", 6999),
+            (wsrch.clone(), "trace.replay=open", 24_783),
         ] {
             let cfg = config(
                 &trace,
@@ -255,10 +255,15 @@ fn every_ftl_replays_the_real_traces_with_every_read_checked() {
                 ],
             );
             let report = run_experiment(&cfg, &mut |_| {}).unwrap();
-            assert!(
-                report.verified_sectors.unwrap() > 0,
-                "{}: nothing verified",
-                entry.name
+            let what = format!("{} on {replay_mode}", entry.name);
+            assert_eq!(report.host.all.count, requests, "{what}: every request completed");
+            assert_eq!(report.workload["summary"]["requests"], requests, "{what}");
+            let sectors_read = report.host.read.bytes / u64::from(cfg.host.sector_bytes);
+            assert!(sectors_read > 0, "{what}: the trace reads");
+            assert_eq!(
+                report.verified_sectors,
+                Some(sectors_read),
+                "{what}: every sector read was checked"
             );
             assert_eq!(report.workload["kind"], "trace");
         }
