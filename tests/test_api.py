@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,8 +64,29 @@ def test_latency_percentiles_are_ordered(report: dict[str, Any], kind: str) -> N
     assert lat["mean"] <= lat["max"]
 
 
-def test_report_is_json_round_trippable(report: dict[str, Any]) -> None:
-    assert json.loads(json.dumps(report)) == report
+def differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Key paths where two JSON values differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [
+            d
+            for key in sorted(a.keys() | b.keys())
+            for d in differences(a.get(key, "<missing>"), b.get(key, "<missing>"), f"{path}.{key}")
+        ]
+    return [] if a == b and type(a) is type(b) else [f"{path}: {a!r} != {b!r}"]
+
+
+def test_cli_json_report_equals_the_python_report(report: dict[str, Any], tmp_path: Path) -> None:
+    # The same experiment through `flashlab run --json` (the report has no wall-time fields).
+    out = tmp_path / "report.json"
+    sets = [arg for key, value in SMALL.items() for arg in ("--set", f"{key}={value}")]
+    args = ["run", "--quiet", "--device", "default", "--workload", WORKLOAD]
+    args += ["--precondition", "0.5", "--seed", "7", *sets, "--json", str(out)]
+    cli = subprocess.run(
+        [sys.executable, "-m", "flashlab", *args], capture_output=True, text=True, check=False
+    )
+    assert cli.returncode == 0, cli.stderr
+    from_cli = json.loads(out.read_text())
+    assert differences(from_cli, report) == []
 
 
 def test_same_seed_gives_identical_reports(report: dict[str, Any]) -> None:
@@ -79,6 +105,20 @@ def test_runs_in_threads_match_sequential_runs() -> None:
     with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
         concurrent = list(pool.map(lambda s: small_run(seed=s), seeds))
     assert concurrent == sequential
+
+
+def test_a_run_releases_the_gil() -> None:
+    # While a run works in another thread, this thread keeps running Python code.
+    worker = threading.Thread(target=small_run, kwargs={"seed": 9, "precondition": 1.0})
+    ticks = [time.monotonic()]
+    worker.start()
+    while worker.is_alive():
+        time.sleep(0.005)
+        ticks.append(time.monotonic())
+    worker.join()
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert ticks[-1] - ticks[0] > 0.2, "the run was too short to tell"
+    assert max(gaps) < 0.1, f"this thread stood still for {max(gaps):.2f} s"
 
 
 def test_bad_value_names_the_field() -> None:
@@ -146,10 +186,20 @@ def test_set_overrides_the_workload_argument() -> None:
 
 
 def test_set_values_of_every_type() -> None:
-    settings = {**SMALL, "run.functional_only": True, "workload.block_size": "8k"}
+    settings = {
+        **SMALL,
+        "run.functional_only": True,  # bool
+        "workload.block_size": "8k",  # str
+        "workload.queue_depth": 3,  # int
+        "workload.read_fraction": 0.25,  # float
+    }
     report = small_run(set=settings)
-    assert report["config"]["run"]["functional_only"] is True
+    config = report["config"]
+    assert config["run"]["functional_only"] is True
     assert report["host"]["all"]["bytes"] == 2000 * 8192
+    assert config["workload"]["queue_depth"] == 3
+    assert config["workload"]["read_fraction"] == 0.25
+    assert 400 < report["host"]["read"]["count"] < 600
 
 
 def test_config_file(tmp_path: Any) -> None:

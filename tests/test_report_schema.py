@@ -155,11 +155,13 @@ def test_no_undocumented_keys_at_any_level(report: dict[str, Any], fields: dict[
     assert not undocumented, f"in the report but not documented: {undocumented}"
 
 
-def test_verify_run_has_verified_sectors(fields: dict[str, str]) -> None:
+def test_verify_run_checks_every_sector_read(fields: dict[str, str]) -> None:
     assert "verified_sectors" in fields
     verified = flashlab.run("default", **{**SMALL, "set": {**SMALL["set"], "run.verify": True}})
-    assert isinstance(verified["verified_sectors"], int)
-    assert verified["verified_sectors"] > 0
+    sector_bytes = verified["config"]["host"]["sector_bytes"]
+    read_sectors = verified["host"]["read"]["bytes"] // sector_bytes
+    assert read_sectors > 0
+    assert verified["verified_sectors"] == read_sectors
 
 
 def test_not_preconditioned_is_null() -> None:

@@ -72,9 +72,10 @@ def test_wsrch_stats() -> None:
     result = flashlab.trace_stats(str(WSRCH))
     assert result["format"] == "disksim-ns"
     s = result["stats"]
-    # The last line has no newline: it still counts.
-    assert s["requests"] in (24782, 24783)
-    assert result["lines"] == s["requests"]
+    # 24,782 newlines: the last line has none, and it still counts.
+    assert WSRCH.read_bytes().count(b"\n") == 24782
+    assert s["requests"] == 24783
+    assert result["lines"] == 24783
     assert len(s["devices"]) == 6
     assert sorted(d["device"] for d in s["devices"]) == list(range(6))
     assert s["read_fraction"] > 0.999
@@ -113,6 +114,16 @@ def test_compressed_trace_is_read_transparently(tmp_path: Path, tpcc: dict[str, 
     result = flashlab.trace_stats(packed)
     assert result["compression"] == "gzip"
     assert result["stats"] == tpcc["stats"]
+
+
+def test_unterminated_last_line_counts(tmp_path: Path) -> None:
+    lines = TPCC.read_text().splitlines()[:5]
+    for ending, name in (("\n", "terminated.trace"), ("", "unterminated.trace")):
+        path = tmp_path / name
+        path.write_text("\n".join(lines) + ending)
+        result = flashlab.trace_stats(path, format="disksim-ns")
+        assert result["lines"] == 5, name
+        assert result["stats"]["requests"] == 5, name
 
 
 def malformed(tmp_path: Path) -> tuple[Path, str]:

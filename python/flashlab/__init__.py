@@ -20,15 +20,19 @@ Replay a block trace instead of a synthetic workload, or look at one first::
     report = flashlab.run(trace="tpcc.trace", precondition=0, set={"trace.replay": "closed"})
 
 Runs are pure functions of their configuration (one seed reproduces a run exactly) and release
-the GIL, so independent runs can go in parallel threads. Bad settings raise
-:class:`ConfigError` (a :class:`ValueError`); a failure of the simulator or of an FTL raises
-:class:`SimulationError` (a :class:`RuntimeError`).
+the GIL, so independent runs can go in parallel threads. A run or trace read on the main thread
+stops at Ctrl-C (``KeyboardInterrupt``, within a fraction of a second, also while
+preconditioning). An argument of the wrong type raises :class:`TypeError`; bad settings raise
+:class:`ConfigError` (a :class:`ValueError`); both name the argument or setting. A failure of
+the simulator or of an FTL raises :class:`SimulationError` (a :class:`RuntimeError`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
+import operator
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -99,33 +103,54 @@ def run(
         The report (see ``docs/report-schema.md``).
 
     Raises:
+        TypeError: An argument of the wrong type (``seed=1.7``, ``precondition=True``,
+            ``set=["a=1"]``); the message names the argument.
         ConfigError: An unknown preset, FTL, workload kind or key, or a value out of range;
             the message names the field. Also an unreadable or malformed trace (the message
             gives ``file:line`` and the offending text) or one that does not fit the device.
         SimulationError: The simulation failed for another reason (a defect).
+        KeyboardInterrupt: Ctrl-C (or another exception a signal handler raised) stopped the
+            run.
     """
+    device = _optional_str("device", device)
+    config_path = None if config is None else _path("config", config)
     sets: list[str] = []
     if ftl is not None:
-        sets.append(f"ftl.name={_toml_value(ftl)}")
+        sets.append(f"ftl.name={_toml_value(_str('ftl', ftl))}")
     if workload is not None:
-        fields = _native.parse_workload(workload)
+        fields = _native.parse_workload(_str("workload", workload))
         sets.extend(f"workload.{key}={_toml_value(value)}" for key, value in fields.items())
     if precondition is not None:
-        sets.append(f"run.precondition={_toml_value(float(precondition))}")
+        sets.append(f"run.precondition={_toml_value(_real('precondition', precondition))}")
     if seed is not None:
-        sets.append(f"run.seed={_toml_value(int(seed))}")
+        sets.append(f"run.seed={_int('seed', seed)}")
     if trace is not None:
-        sets.append(f"trace.path={_toml_value(os.fspath(trace))}")
+        sets.append(f"trace.path={_toml_value(_path('trace', trace))}")
     if trace_format is not None:
-        sets.append(f"trace.format={_toml_value(trace_format)}")
-    for key, value in (set or {}).items():
-        if not isinstance(key, str) or not key or "=" in key:
-            raise ConfigError(f"set: {key!r} is not a key path such as 'timing.read_latency_ns'")
-        sets.append(f"{key}={_toml_value(value)}")
-    config_path = None if config is None else os.fspath(config)
-    text = _native.run(device, config_path, sets, progress)
+        sets.append(f"trace.format={_toml_value(_str('trace_format', trace_format))}")
+    sets.extend(_set_overrides(set))
+    text = _native.run(device, config_path, sets, _bool("progress", progress))
     result: dict[str, Any] = json.loads(text)
     return result
+
+
+def _set_overrides(overrides: Mapping[str, object] | None) -> list[str]:
+    """The ``--set`` lines of the ``set`` argument."""
+    if overrides is None:
+        return []
+    if not isinstance(overrides, Mapping):
+        raise TypeError(
+            "set: expected a mapping of setting paths to values, such as "
+            f"{{'geometry.channels': 4}}, not {_described(overrides)}"
+        )
+    lines = []
+    for key, value in overrides.items():
+        if not isinstance(key, str):
+            raise TypeError(f"set: a key must be a setting path (str), not {_described(key)}")
+        if not key or "=" in key:
+            raise ConfigError(f"set: {key!r} is not a key path such as 'timing.read_latency_ns'")
+        lines.append(f"{key}={_toml_value(value, f'set[{key!r}]')}")
+    return lines
 
 
 def trace_stats(
@@ -158,39 +183,120 @@ def trace_stats(
         ``zero_interarrival_fraction``, ``duration_ns``, ``devices`` and ``skipped``.
 
     Raises:
+        TypeError: An argument of the wrong type; the message names the argument.
         ConfigError: The file cannot be read, the format is unknown or cannot be detected, the
-            device list is malformed, or a line is malformed (the message gives ``file:line``,
-            the offending text and what was expected).
+            device list is malformed, ``max_requests`` is out of range, or a line is malformed
+            (the message gives ``file:line``, the offending text and what was expected).
+        KeyboardInterrupt: Ctrl-C (or another exception a signal handler raised) stopped the
+            read.
     """
-    if devices is None:
-        device_list = ""
-    elif isinstance(devices, str):
-        device_list = devices
-    else:
-        device_list = ",".join(str(_device_number(d)) for d in devices)
-    if max_requests is None:
-        limit = 0
-    elif isinstance(max_requests, bool) or not isinstance(max_requests, int) or max_requests < 0:
-        raise ConfigError(f"max_requests: {max_requests!r} is not a count of requests (>= 0)")
-    else:
-        limit = max_requests
-    text = _native.trace_stats(os.fspath(path), format, device_list, limit, bool(skip_bad_lines))
+    file = _path("path", path)
+    limit = 0 if max_requests is None else _int("max_requests", max_requests, _U64_MAX)
+    text = _native.trace_stats(
+        file,
+        _str("format", format),
+        _device_list(devices),
+        limit,
+        _bool("skip_bad_lines", skip_bad_lines),
+    )
     result: dict[str, Any] = json.loads(text)
     return result
 
 
-def _device_number(device: object) -> int:
-    if isinstance(device, bool) or not isinstance(device, int) or not 0 <= device < 2**32:
-        raise ConfigError(f"devices: {device!r} is not a device number (0 ..= 4294967295)")
-    return device
+_U64_MAX = 2**64 - 1
+_U32_MAX = 2**32 - 1
+
+
+def _device_list(devices: str | Iterable[int] | None) -> str:
+    """The ``devices`` argument of :func:`trace_stats` as a device list such as ``"0,3"``."""
+    if devices is None:
+        return ""
+    if isinstance(devices, str):
+        return devices
+    if isinstance(devices, (bytes, bytearray, Mapping)) or not isinstance(devices, Iterable):
+        raise TypeError(
+            f"devices: expected a device list such as '0,3' or a sequence of device numbers, "
+            f"not {_described(devices)}"
+        )
+    return ",".join(str(_int("devices", d, _U32_MAX)) for d in devices)
+
+
+def _described(value: object) -> str:
+    """``value`` for a message: its type and, if short, its text."""
+    text = repr(value)
+    return f"{type(value).__name__} {text}" if len(text) <= 60 else type(value).__name__
+
+
+def _str(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected a str, not {_described(value)}")
+    return value
+
+
+def _optional_str(name: str, value: object) -> str | None:
+    return None if value is None else _str(name, value)
+
+
+def _bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}: expected True or False, not {_described(value)}")
+    return value
+
+
+def _int(name: str, value: object, maximum: int | None = None) -> int:
+    """An integer argument (any type with ``__index__`` but bool); ``0 ..= maximum`` if given."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name}: expected an integer, not {_described(value)}")
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{name}: expected an integer, not {_described(value)}") from None
+    if maximum is not None and not 0 <= number <= maximum:
+        raise ConfigError(f"{name}: {number} is out of range (allowed: 0 ..= {maximum})")
+    return number
+
+
+def _real(name: str, value: object) -> float:
+    """A real-number argument (int, float or another real number, not bool)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a number, not {_described(value)}")
+    return _float(name, value)
+
+
+def _float(name: str, value: numbers.Real) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        raise ConfigError(f"{name}: {value} is too large for a number") from None
+
+
+def _path(name: str, value: object) -> str:
+    """A file path argument (str, bytes or os.PathLike)."""
+    try:
+        path = os.fspath(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(
+            f"{name}: expected a file path (str or os.PathLike), not {_described(value)}"
+        ) from None
+    return os.fsdecode(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``flashlab`` command line and returns its exit status.
 
+    Called from Python, a Ctrl-C during the command takes effect when it returns; the console
+    script and ``python -m flashlab`` end at once instead, like the native binary.
+
     Args:
-        argv: Arguments after the program name; ``sys.argv[1:]`` when ``None``.
+        argv: Arguments after the program name (a sequence of str); ``sys.argv[1:]`` when
+            ``None``.
     """
+    if argv is not None and (
+        isinstance(argv, str)
+        or not isinstance(argv, Sequence)
+        or not all(isinstance(a, str) for a in argv)
+    ):
+        raise TypeError(f"argv: expected a sequence of str, not {_described(argv)}")
     args = list(sys.argv[1:] if argv is None else argv)
     # The native code writes to the process's file descriptors: keep the order of output.
     for stream in (sys.stdout, sys.stderr):
@@ -199,13 +305,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _native.cli(["flashlab", *args])
 
 
-def _toml_value(value: object) -> str:
-    """Formats a value as the TOML right-hand side of a ``--set`` override."""
+def _toml_value(value: object, name: str = "setting") -> str:
+    """Formats a value as the TOML right-hand side of a ``--set`` override; ``name`` says
+    where the value came from in a :class:`TypeError`."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        value = _float(name, value)
         if math.isnan(value):
             return "nan"
         if math.isinf(value):
@@ -215,8 +323,14 @@ def _toml_value(value: object) -> str:
         # A JSON string is a TOML basic string, except that TOML forbids a raw DEL.
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, Mapping):
-        items = ", ".join(f"{_toml_value(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        items = ", ".join(
+            f"{_toml_value(_str(f'{name} key', k))} = {_toml_value(v, f'{name}[{k!r}]')}"
+            for k, v in value.items()
+        )
         return "{ " + items + " }" if items else "{}"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(f"cannot use a {type(value).__name__} as a flashlab setting: {value!r}")
+        return "[" + ", ".join(_toml_value(v, f"{name}[{i}]") for i, v in enumerate(value)) + "]"
+    raise TypeError(
+        f"{name}: expected a bool, int, float, str, or a list or dict of those, "
+        f"not {_described(value)}"
+    )

@@ -17,7 +17,10 @@ def run(
     sets: list[str],
     progress: bool = False,
 ) -> str:
-    """Runs one experiment; returns the report as JSON text."""
+    """Runs one experiment; returns the report as JSON text.
+
+    On the main thread, Python's signal handlers run during the run; the exception one raises
+    (``KeyboardInterrupt`` for Ctrl-C) stops it and is raised."""
 
 def parse_workload(spec: str) -> dict[str, Any]:
     """Parses the compact workload syntax into a dict of every ``[workload]`` field."""
@@ -30,10 +33,15 @@ def trace_stats(
     skip_bad_lines: bool = False,
     reorder_window: int = 4096,
 ) -> str:
-    """Statistics of a trace file; returns the ``flashlab.trace-stats/1`` document as JSON text."""
+    """Statistics of a trace file; returns the ``flashlab.trace-stats/1`` document as JSON text.
+
+    Interruptible like :func:`run`."""
 
 def cli(argv: list[str]) -> int:
-    """Runs the ``flashlab`` command line (program name first); returns its exit status."""
+    """Runs the ``flashlab`` command line (program name first); returns its exit status.
+
+    Python's signal handlers do not run until it returns (the console script restores
+    SIGINT's default action instead)."""
 
 def presets() -> list[str]:
     """Names of the device presets."""

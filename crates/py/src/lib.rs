@@ -2,18 +2,23 @@
 //!
 //! Thin wrappers over `flashlab_sim` and `flashlab_cli`; the Python package `flashlab`
 //! (`python/flashlab`) builds its public API on them. Simulations run with the GIL released,
-//! so several runs can proceed in parallel from Python threads.
+//! so several runs can proceed in parallel from Python threads. A run or trace read started
+//! from the main thread stays interruptible: at its progress points it takes the GIL briefly
+//! (at most every [`SIGNAL_POLL`]) to run Python's signal handlers, and ends with the exception
+//! a handler raised (`KeyboardInterrupt` for Ctrl-C).
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use flashlab_sim::config::{ConfigSource, PRESETS};
 use flashlab_sim::trace::{
     FormatChoice, OrderOptions, Ordered, ReadOptions, TraceConfig, TraceReader,
 };
-use flashlab_sim::{ExperimentConfig, Progress, SimError};
+use flashlab_sim::{ExperimentConfig, Progress, SimError, StopCheck};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -39,6 +44,66 @@ fn sim_error(e: SimError) -> PyErr {
     } else {
         SimulationError::new_err(e.to_string())
     }
+}
+
+/// Longest wall time between two looks at pending signals during a run.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Python's signal handlers for a run started on the main thread (the only thread they run
+/// on): a [`StopCheck`] that runs them, and the exception one of them raised.
+struct SignalWatch {
+    check: Option<StopCheck>,
+    raised: Arc<Mutex<Option<PyErr>>>,
+}
+
+impl SignalWatch {
+    fn new(py: Python<'_>) -> PyResult<SignalWatch> {
+        let raised = Arc::new(Mutex::new(None));
+        let check = on_main_thread(py)?.then(|| {
+            let slot = Arc::clone(&raised);
+            let last = Mutex::new(Instant::now());
+            StopCheck::new(move || {
+                let mut last = last.lock().unwrap_or_else(PoisonError::into_inner);
+                if last.elapsed() < SIGNAL_POLL {
+                    return false;
+                }
+                *last = Instant::now();
+                match Python::attach(|py| py.check_signals()) {
+                    Ok(()) => false,
+                    Err(e) => {
+                        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                        true
+                    }
+                }
+            })
+        });
+        Ok(SignalWatch { check, raised })
+    }
+
+    /// The check to give the simulation (none off the main thread).
+    fn stop_check(&self) -> Option<StopCheck> {
+        self.check.clone()
+    }
+
+    /// The Python exception for `e`: for an interrupt, the one the signal handler raised.
+    fn error(&self, e: SimError) -> PyErr {
+        if !matches!(e, SimError::Interrupted) {
+            return sim_error(e);
+        }
+        let raised = self
+            .raised
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"))
+    }
+}
+
+fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
+    let threading = py.import("threading")?;
+    let current = threading.call_method0("current_thread")?;
+    let main = threading.call_method0("main_thread")?;
+    Ok(current.is(&main))
 }
 
 /// Progress line on stderr: `completed/expected requests (pct%)`.
@@ -71,23 +136,26 @@ fn run(
     sets: Vec<String>,
     progress: bool,
 ) -> PyResult<String> {
-    py.detach(move || {
+    let signals = SignalWatch::new(py)?;
+    let stop = signals.stop_check();
+    let report = py.detach(move || {
         let source = ConfigSource {
             preset: preset.as_deref(),
             file: config_path.as_deref(),
             sets: &sets,
         };
-        let config = ExperimentConfig::load(&source).map_err(config_error)?;
-        let result = if progress {
-            let result = flashlab_sim::run_experiment(&config, &mut show_progress);
+        let config = ExperimentConfig::load(&source)?;
+        let run = flashlab_sim::run_experiment_with_stop_check;
+        let report = if progress {
+            let result = run(&config, &mut show_progress, stop);
             eprintln!();
             result
         } else {
-            flashlab_sim::run_experiment(&config, &mut |_| {})
+            run(&config, &mut |_| {}, stop)
         };
-        let report = result.map_err(sim_error)?;
-        Ok(report.to_json().to_string())
-    })
+        report.map(|r| r.to_json().to_string())
+    });
+    report.map_err(|e| signals.error(e))
 }
 
 /// Parses the compact workload syntax (`randwrite:bs=4k,qd=32,count=1e5`) into a dict of
@@ -126,6 +194,8 @@ fn trace_stats(
     skip_bad_lines: bool,
     reorder_window: usize,
 ) -> PyResult<String> {
+    let signals = SignalWatch::new(py)?;
+    let stop = signals.stop_check();
     py.detach(move || {
         let format = FormatChoice::parse(&format).map_err(|message| {
             sim_error(SimError::Input {
@@ -139,7 +209,7 @@ fn trace_stats(
         }
         .device_list()
         .map_err(config_error)?;
-        let reader = TraceReader::open(
+        let mut reader = TraceReader::open(
             &path,
             &ReadOptions {
                 format,
@@ -147,6 +217,7 @@ fn trace_stats(
             },
         )
         .map_err(sim_error)?;
+        reader.set_stop_check(stop);
         let mut stream = Ordered::new(
             reader,
             OrderOptions {
@@ -156,8 +227,8 @@ fn trace_stats(
                 max_duration_ns: 0,
             },
         );
-        let stats =
-            flashlab_sim::trace::trace_stats(&mut stream, &mut |_| {}).map_err(sim_error)?;
+        let stats = flashlab_sim::trace::trace_stats(&mut stream, &mut |_| {})
+            .map_err(|e| signals.error(e))?;
         let file = path.display().to_string();
         Ok(flashlab_sim::trace::stats_document(&file, stream.reader(), &stats).to_string())
     })

@@ -29,6 +29,7 @@ pub mod host;
 pub mod nand;
 pub mod rtos;
 pub mod stats;
+pub mod stop;
 pub mod testing;
 pub mod trace;
 pub mod verify;
@@ -39,6 +40,7 @@ use thiserror::Error;
 pub use config::{ConfigError, ExperimentConfig};
 pub use engine::{Progress, Simulation};
 pub use stats::Report;
+pub use stop::StopCheck;
 
 /// Why a simulation could not run or finish.
 #[derive(Debug, Error)]
@@ -61,6 +63,9 @@ pub enum SimError {
     /// A read returned other data than the last written (verify runs).
     #[error("data check failed: {0}")]
     Verify(String),
+    /// The caller's [`StopCheck`] asked to stop (neither bad input nor a defect).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl SimError {
@@ -79,7 +84,12 @@ pub fn workload_source(
 ) -> Result<Box<dyn workload::RequestSource>, SimError> {
     if config.trace.enabled() {
         let sector = u64::from(config.host.sector_bytes);
-        let source = trace::TraceSource::new(&config.trace, sim.logical_bytes(), sector)?;
+        let source = trace::TraceSource::with_stop_check(
+            &config.trace,
+            sim.logical_bytes(),
+            sector,
+            sim.stop_check(),
+        )?;
         Ok(Box::new(source))
     } else {
         let source =
@@ -94,7 +104,18 @@ pub fn run_experiment(
     config: &ExperimentConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, SimError> {
+    run_experiment_with_stop_check(config, progress, None)
+}
+
+/// [`run_experiment`] that ends with [`SimError::Interrupted`] when `stop` asks it to, at a
+/// progress point of preconditioning, trace reading or the measured run.
+pub fn run_experiment_with_stop_check(
+    config: &ExperimentConfig,
+    progress: &mut dyn FnMut(Progress),
+    stop: Option<StopCheck>,
+) -> Result<Report, SimError> {
     let mut sim = Simulation::new(config)?;
+    sim.set_stop_check(stop);
     if config.run.precondition > 0.0 {
         sim.precondition()?;
     }

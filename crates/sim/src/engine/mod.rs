@@ -32,6 +32,7 @@ use crate::host::link::Dir;
 use crate::host::{chop, Link, Op, OverlapTracker, Request, SubId, SubRequest};
 use crate::nand::{Layout, Nand};
 use crate::stats::HostStats;
+use crate::stop::{StopCheck, StopPoll};
 use crate::verify::Shadow;
 use crate::workload::{LoopMode, RequestSource};
 use crate::SimError;
@@ -150,6 +151,8 @@ pub struct Simulation {
     logical_sectors: u64,
     measure_start_ns: u64,
     precondition: Option<PreconditionSummary>,
+    /// Asked every so many steps whether to stop (see [`crate::stop`]).
+    stop: StopPoll,
 }
 
 impl Simulation {
@@ -216,6 +219,7 @@ impl Simulation {
             logical_sectors,
             measure_start_ns: 0,
             precondition: None,
+            stop: StopPoll::default(),
             cfg: cfg.clone(),
         })
     }
@@ -305,6 +309,19 @@ impl Simulation {
         self.admit(request, true)
     }
 
+    /// From now on, asks `check` every [`crate::stop`] progress point (a fixed number of
+    /// steps, in preconditioning and measured runs) whether to stop; when it says so, the
+    /// running call ends with [`SimError::Interrupted`] and the simulation is to be dropped.
+    /// `None` removes the check.
+    pub fn set_stop_check(&mut self, check: Option<StopCheck>) {
+        self.stop.set(check);
+    }
+
+    /// The stop check set by [`Simulation::set_stop_check`], to hand to a request source.
+    pub fn stop_check(&self) -> Option<StopCheck> {
+        self.stop.check().cloned()
+    }
+
     /// Calls `observer` with every request completed from now on.
     pub fn set_observer(&mut self, observer: RequestObserver) {
         self.observer = Some(observer);
@@ -319,6 +336,7 @@ impl Simulation {
     /// Does the next thing: routes flash completions, then runs a ready FTL call, else handles
     /// an event due now, else advances time to the next event. False when nothing is left.
     fn step(&mut self) -> Result<bool, SimError> {
+        self.stop.point()?;
         self.drain_completions()?;
         if let Some(call) = self.next_call() {
             self.run_call(call)?;

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::fields::{is_blank_or_comment, quote, LineError};
 use super::formats::{FormatChoice, LineParser, TraceFormat, TraceRecord};
 use super::input::{io_error, Compression, LineReader};
+use crate::stop::{StopCheck, StopPoll};
 use crate::SimError;
 
 /// Lines looked at to detect a format.
@@ -43,6 +44,8 @@ pub struct TraceReader {
     bad_lines: u64,
     bad_examples: Vec<String>,
     notes: Vec<String>,
+    /// Asked every so many lines whether to stop (see [`crate::stop`]).
+    stop: StopPoll,
 }
 
 impl TraceReader {
@@ -97,7 +100,14 @@ impl TraceReader {
             bad_lines: 0,
             bad_examples: Vec::new(),
             notes,
+            stop: StopPoll::default(),
         }
+    }
+
+    /// From now on, asks `check` every [`crate::stop`] progress point (a fixed number of
+    /// lines) whether to stop; when it says so, reading ends with [`SimError::Interrupted`].
+    pub fn set_stop_check(&mut self, check: Option<StopCheck>) {
+        self.stop.set(check);
     }
 
     /// The next request, `None` at the end of the trace.
@@ -107,6 +117,7 @@ impl TraceReader {
                 self.next += 1;
                 return Ok(Some(self.pending[self.next - 1]));
             }
+            self.stop.point()?;
             self.pending.clear();
             self.next = 0;
             let (line_no, line) = match self.lines.next_line() {

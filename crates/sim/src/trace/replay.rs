@@ -23,6 +23,7 @@ use super::ordered::{OrderCounts, OrderOptions, Ordered};
 use super::reader::{ReadOptions, TraceReader};
 use super::units::UnitCheck;
 use crate::host::{Op, Request};
+use crate::stop::StopCheck;
 use crate::workload::{LoopMode, RequestSource};
 use crate::SimError;
 
@@ -118,12 +119,13 @@ struct ReplayCounts {
     warmup_requests: u64,
 }
 
-fn open_ordered(cfg: &TraceConfig) -> Result<Ordered, SimError> {
+fn open_ordered(cfg: &TraceConfig, stop: Option<&StopCheck>) -> Result<Ordered, SimError> {
     let options = ReadOptions {
         format: cfg.format_choice()?,
         skip_bad_lines: cfg.skip_bad_lines,
     };
-    let reader = TraceReader::open(Path::new(&cfg.path), &options)?;
+    let mut reader = TraceReader::open(Path::new(&cfg.path), &options)?;
+    reader.set_stop_check(stop.cloned());
     Ok(Ordered::new(
         reader,
         OrderOptions {
@@ -145,8 +147,8 @@ fn device_index(devices: &mut Vec<u32>, device: u32) -> usize {
     }
 }
 
-fn survey(cfg: &TraceConfig) -> Result<Survey, SimError> {
-    let mut stream = open_ordered(cfg)?;
+fn survey(cfg: &TraceConfig, stop: Option<&StopCheck>) -> Result<Survey, SimError> {
+    let mut stream = open_ordered(cfg, stop)?;
     let compact = cfg.address_map == AddressMap::Compact;
     let separate = cfg.device_spaces == DeviceSpaces::Separate;
     let unit = cfg.compact_unit_bytes;
@@ -198,12 +200,23 @@ impl TraceSource {
         logical_bytes: u64,
         sector_bytes: u64,
     ) -> Result<TraceSource, SimError> {
+        Self::with_stop_check(cfg, logical_bytes, sector_bytes, None)
+    }
+
+    /// [`TraceSource::new`] whose survey and replay end with [`SimError::Interrupted`] when
+    /// `stop` asks them to (see [`crate::stop`]).
+    pub fn with_stop_check(
+        cfg: &TraceConfig,
+        logical_bytes: u64,
+        sector_bytes: u64,
+        stop: Option<StopCheck>,
+    ) -> Result<TraceSource, SimError> {
         cfg.validate()?;
-        let survey = survey(cfg)?;
+        let survey = survey(cfg, stop.as_ref())?;
         let (placement, address) = place(cfg, &survey, logical_bytes)?;
         Ok(TraceSource {
             cfg: cfg.clone(),
-            stream: open_ordered(cfg)?,
+            stream: open_ordered(cfg, stop.as_ref())?,
             devices: survey.devices,
             placement,
             capacity: logical_bytes,
