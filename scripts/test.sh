@@ -12,3 +12,14 @@ cargo test --locked
 
 echo "== Python tests"
 python3 -m pytest -q tests
+
+# A failing property test writes its seed next to the test (NAME.proptest-regressions): such a
+# file is committed with the fix (ARCHITECTURE.md, Testing), never left lying around.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    stray=$(git ls-files --others --exclude-standard -- '*.proptest-regressions')
+    if [ -n "$stray" ]; then
+        echo "error: property tests left new failure seeds; commit them with the fix:" >&2
+        echo "$stray" >&2
+        exit 1
+    fi
+fi

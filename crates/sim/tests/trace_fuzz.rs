@@ -11,6 +11,7 @@ use flashlab_sim::trace::{
     TraceWriter, MAX_REQUEST_BYTES,
 };
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 const FORMATS: [&str; 9] = [
     "msr",
@@ -179,6 +180,13 @@ fn check_mutated(bytes: &[u8], fmt: &str, oracle: fn(&str) -> Option<TraceRecord
 }
 
 proptest! {
+    // Failure seeds are kept next to this file and committed with the fix (ARCHITECTURE.md,
+    // Testing); the number of cases follows PROPTEST_CASES (CI runs 20,000).
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
+
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600), f in 0..FORMATS.len()) {
         read_checked(&bytes, FORMATS[f], false);

@@ -256,7 +256,10 @@ fn every_ftl_replays_the_real_traces_with_every_read_checked() {
             );
             let report = run_experiment(&cfg, &mut |_| {}).unwrap();
             let what = format!("{} on {replay_mode}", entry.name);
-            assert_eq!(report.host.all.count, requests, "{what}: every request completed");
+            assert_eq!(
+                report.host.all.count, requests,
+                "{what}: every request completed"
+            );
             assert_eq!(report.workload["summary"]["requests"], requests, "{what}");
             let sectors_read = report.host.read.bytes / u64::from(cfg.host.sector_bytes);
             assert!(sectors_read > 0, "{what}: the trace reads");

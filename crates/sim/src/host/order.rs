@@ -181,6 +181,14 @@ mod tests {
     }
 
     proptest::proptest! {
+        // Failure seeds are kept next to this file and committed with the fix.
+        #![proptest_config(proptest::test_runner::Config {
+            failure_persistence: Some(Box::new(
+                proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+            )),
+            ..proptest::test_runner::Config::default()
+        })]
+
         #[test]
         fn matches_the_quadratic_rule(ops in proptest::collection::vec(
             (0u8..4, 0u64..64, 0u64..16, proptest::bool::ANY), 1..200)) {
