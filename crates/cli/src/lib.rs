@@ -174,7 +174,11 @@ fn shortcut_sets(a: &RunArgs) -> Result<Vec<String>, SimError> {
     }
     if let Some(spec) = &a.workload {
         let w = parse_spec(spec)?;
-        let table = toml::Table::try_from(&w).expect("workload serializes");
+        // Every checked workload fits TOML (integers below 2^63); a failure is a bug.
+        let table = toml::Table::try_from(&w).map_err(|e| SimError::Input {
+            location: format!("--workload {spec}"),
+            message: format!("cannot be written as settings: {e}"),
+        })?;
         for (k, v) in table {
             sets.push(format!("workload.{k}={v}"));
         }
@@ -213,11 +217,63 @@ fn toml_string(s: &str) -> String {
 
 fn load_config(a: &RunArgs) -> Result<ExperimentConfig, SimError> {
     let sets = shortcut_sets(a)?;
-    Ok(ExperimentConfig::load(&ConfigSource {
+    let config = ExperimentConfig::load(&ConfigSource {
         preset: a.device.as_deref(),
         file: a.config.as_deref(),
         sets: &sets,
-    })?)
+    })?;
+    refuse_unused(a, &config)?;
+    Ok(config)
+}
+
+/// Refuses options and `--set` keys the run would silently ignore: workload settings when a
+/// trace is replayed, trace settings without a trace. (A `--config` file may hold both
+/// sections as a template.)
+fn refuse_unused(a: &RunArgs, config: &ExperimentConfig) -> Result<(), SimError> {
+    let unused = |option: &str, message: String| {
+        Err(SimError::Input {
+            location: option.to_string(),
+            message,
+        })
+    };
+    let set_keys = a
+        .sets
+        .iter()
+        .map(|s| s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim());
+    if config.trace.enabled() {
+        let trace = &config.trace.path;
+        if a.workload.is_some() {
+            return unused(
+                "--workload",
+                format!("a trace (trace.path = {trace}) replaces the synthetic workload: give --trace or --workload, not both"),
+            );
+        }
+        if let Some(key) = set_keys.clone().find(|k| k.starts_with("workload.")) {
+            return unused(
+                &format!("--set {key}"),
+                format!("the workload is not used when a trace (trace.path = {trace}) is replayed; the trace.* settings limit and pace a replay (`flashlab run --help`)"),
+            );
+        }
+        return Ok(());
+    }
+    for (given, option) in [
+        (a.trace_format.is_some(), "--trace-format"),
+        (a.skip_bad_lines, "--skip-bad-lines"),
+    ] {
+        if given {
+            return unused(
+                option,
+                "applies to a trace replay: add --trace FILE (or leave it out)".into(),
+            );
+        }
+    }
+    if let Some(key) = set_keys.clone().find(|k| k.starts_with("trace.")) {
+        return unused(
+            &format!("--set {key}"),
+            "applies to a trace replay: add --trace FILE (or --set trace.path=FILE), or leave it out".into(),
+        );
+    }
+    Ok(())
 }
 
 fn run_command(a: &RunArgs) -> i32 {
@@ -326,6 +382,7 @@ fn simulate(
         bar.finish_and_clear();
     }
     let describe = source.describe();
+    flashlab_sim::check_measured(&sim, &describe)?;
     if let Some(warnings) = describe.get("warnings").and_then(|n| n.as_array()) {
         for note in warnings.iter().filter_map(|n| n.as_str()) {
             eprintln!("warning: {note}");

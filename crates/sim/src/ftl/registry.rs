@@ -2,6 +2,7 @@
 //! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
 
 use super::{mtftl, pagemap, Ftl};
+use crate::config::settings::Documented;
 use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
 
 /// One registered FTL.
@@ -60,19 +61,12 @@ pub fn build(config: &ExperimentConfig) -> Result<Box<dyn Ftl>, ConfigError> {
     (entry(config)?.build)(config)
 }
 
-/// Deserializes an FTL's `[ftl]` table, naming the offending key on error.
-pub fn parse_section<T: serde::de::DeserializeOwned>(
-    config: &ExperimentConfig,
-) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(toml::Value::Table(config.ftl.clone())).map_err(|e| {
-        let path = e.path().to_string();
-        ConfigError::Field {
-            field: if path == "." {
-                "ftl".into()
-            } else {
-                format!("ftl.{path}")
-            },
-            message: crate::config::first_line(&e.inner().to_string()),
-        }
-    })
+/// Deserializes an FTL's `[ftl]` table, naming the offending key, the value as given and
+/// what is allowed on error.
+pub fn parse_section<T>(config: &ExperimentConfig) -> Result<T, ConfigError>
+where
+    T: serde::de::DeserializeOwned + Default + Documented,
+{
+    let docs = T::default().documented_fields();
+    crate::config::settings::deserialize_table(config.ftl.clone(), "ftl.", &docs)
 }

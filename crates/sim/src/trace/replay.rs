@@ -21,6 +21,7 @@ use super::config::{AddressMap, DeviceSpaces, ReplayMode, TraceConfig};
 use super::formats::TraceRecord;
 use super::ordered::{OrderCounts, OrderOptions, Ordered};
 use super::reader::{ReadOptions, TraceReader};
+use crate::config::MAX_SIMULATED_NS;
 use crate::host::{Op, Request};
 use crate::workload::{LoopMode, RequestSource};
 use crate::SimError;
@@ -275,6 +276,38 @@ impl TraceSource {
     }
 }
 
+impl TraceSource {
+    /// Arrival time of a request at `time_ns` of trace time (from the first request), scaled
+    /// by the speed-up; an error beyond the simulated clock's range.
+    fn arrival_ns(&self, time_ns: u64) -> Result<u64, SimError> {
+        let scaled = time_ns as f64 / self.cfg.speedup;
+        // A closed loop ignores arrival times.
+        if self.cfg.replay == ReplayMode::Closed || scaled <= MAX_SIMULATED_NS as f64 {
+            return Ok(if self.cfg.speedup == 1.0 {
+                time_ns
+            } else {
+                scaled.round() as u64
+            });
+        }
+        let speedup = if self.cfg.speedup == 1.0 {
+            String::new()
+        } else {
+            format!(
+                " with trace.speedup = {}",
+                crate::config::settings::shown_number(self.cfg.speedup)
+            )
+        };
+        Err(SimError::Input {
+            location: self.cfg.path.clone(),
+            message: format!(
+                "request {} is {time_ns} ns after the first{speedup}: it would arrive after {:.3e} s of simulated time, beyond the 146 years (2^62 ns) the simulated clock holds; check the time unit (--trace-format), raise trace.speedup or limit trace.max_duration_ns",
+                self.stream.emitted(),
+                scaled / 1e9
+            ),
+        })
+    }
+}
+
 /// Where each device's addresses start, and the span of them all: separate devices follow
 /// each other, each starting on a compaction unit; shared ones all start at 0.
 fn device_regions(cfg: &TraceConfig, s: &Survey) -> (Vec<u64>, u64) {
@@ -365,11 +398,7 @@ impl RequestSource for TraceSource {
             Op::Trim => self.counts.trims += 1,
             Op::Flush => self.counts.flushes += 1,
         }
-        let arrival_ns = if self.cfg.speedup == 1.0 {
-            r.time_ns
-        } else {
-            (r.time_ns as f64 / self.cfg.speedup).round() as u64
-        };
+        let arrival_ns = self.arrival_ns(r.time_ns)?;
         Ok(Some(Request {
             arrival_ns,
             op: r.op,
