@@ -12,7 +12,7 @@ use flashlab_sim::stats::build_report;
 use flashlab_sim::workload::SyntheticSource;
 use flashlab_sim::{SimError, Simulation};
 
-use super::{fail, EXIT_IO};
+use super::fail;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -34,7 +34,7 @@ pub struct BenchArgs {
     /// Extra settings (repeatable)
     #[arg(short, long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Write the figures as JSON to FILE
+    /// Write the figures as JSON to FILE (`-` for standard output)
     #[arg(long, value_name = "FILE")]
     json: Option<std::path::PathBuf>,
 }
@@ -67,7 +67,11 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         Mode::Functional => &[("functional", true)],
         Mode::Both => &[("timed", false), ("functional", true)],
     };
-    // Check the configuration of every mode before printing anything.
+    // Check the output and the configuration of every mode before measuring anything.
+    let json_out = match super::open_output(a.json.as_deref()) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let mut configs = Vec::new();
     for &(name, functional) in modes {
         match bench_config(a, functional) {
@@ -75,14 +79,25 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
             Err(e) => return fail(&e),
         }
     }
-    println!(
+    // With the JSON on standard output, the table goes to standard error.
+    let json_on_stdout = json_out
+        .as_ref()
+        .is_some_and(super::output::Output::is_stdout);
+    let say = |line: String| {
+        if json_on_stdout {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    say(format!(
         "flashlab bench: {} x 4 KiB random writes, QD {}, device `{}`, preconditioned to {:.0}%",
         a.requests,
         a.qd,
         a.device,
         a.precondition * 100.0
-    );
-    println!(
+    ));
+    say(format!(
         "{:<11} {:>11} {:>10} {:>8} {:>14} {:>14} {:>10} {:>6} {:>9}",
         "mode",
         "requests",
@@ -93,12 +108,12 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         "state MiB",
         "WA",
         "GC runs"
-    );
+    ));
     let mut all = Vec::new();
     for (name, config) in &configs {
         match measure(name, config) {
             Ok(f) => {
-                println!(
+                say(format!(
                     "{:<11} {:>11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>10.1} {:>6.2} {:>9}",
                     f.mode,
                     f.requests,
@@ -109,20 +124,18 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
                     f.state_mib,
                     f.write_amplification,
                     f.gc_victims
-                );
+                ));
                 all.push(f);
             }
             Err(e) => return fail(&e),
         }
     }
-    if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&all).expect("figures serialize") + "\n";
-        if let Err(e) = std::fs::write(path, text) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return EXIT_IO;
+    match json_out {
+        Some(out) => {
+            super::write_json(out, &serde_json::to_value(&all).expect("figures serialize"))
         }
+        None => 0,
     }
-    0
 }
 
 fn bench_config(a: &BenchArgs, functional: bool) -> Result<ExperimentConfig, SimError> {

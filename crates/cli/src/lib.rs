@@ -7,9 +7,10 @@
 mod bench;
 mod experiment_cmd;
 mod help;
+mod output;
 mod trace_cmd;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,7 @@ use flashlab_sim::stats::{build_report, render_table};
 use flashlab_sim::workload::{parse_spec, RequestSource};
 use flashlab_sim::{SimError, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
+use output::Output;
 
 /// Exit code of bad input.
 pub const EXIT_INPUT: i32 = 2;
@@ -288,12 +290,17 @@ fn run_command(a: &RunArgs) -> i32 {
         );
         return 0;
     }
+    // The output is checked (and opened) before a possibly long run.
+    let json_out = match open_output(a.json.as_deref()) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let show_progress = !a.no_progress && std::io::stderr().is_terminal();
     let (report, wall) = match simulate(&config, show_progress) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let json_to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let json_to_stdout = json_out.as_ref().is_some_and(Output::is_stdout);
     if !a.quiet {
         let table = render_table(&report);
         let footer = format!(
@@ -308,24 +315,27 @@ fn run_command(a: &RunArgs) -> i32 {
             print!("{table}{footer}");
         }
     }
-    match &a.json {
-        Some(path) => write_json(path, &report.to_json()),
+    match json_out {
+        Some(out) => write_json(out, &report.to_json()),
         None => 0,
     }
 }
 
-/// Writes `value` as pretty JSON to `path` (`-`: standard output); the exit code.
-pub(crate) fn write_json(path: &std::path::Path, value: &serde_json::Value) -> i32 {
+/// Opens an optional output file (checked now, written later); the exit code on failure.
+pub(crate) fn open_output(path: Option<&std::path::Path>) -> Result<Option<Output>, i32> {
+    path.map(Output::create).transpose().map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_IO
+    })
+}
+
+/// Writes `value` as pretty JSON to `out` and puts it in place; the exit code.
+pub(crate) fn write_json(out: Output, value: &serde_json::Value) -> i32 {
     let text = serde_json::to_string_pretty(value).expect("JSON values serialize") + "\n";
-    let written = if path.as_os_str() == "-" {
-        std::io::stdout().write_all(text.as_bytes())
-    } else {
-        std::fs::write(path, text)
-    };
-    match written {
+    match out.write_whole(text.as_bytes()) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: cannot write {}: {e}", path.display());
+            eprintln!("error: {e}");
             EXIT_IO
         }
     }

@@ -2,8 +2,7 @@
 //! synthetic trace (the desktop model), the list of formats with sample lines, and a
 //! reader-speed benchmark on generated files.
 
-use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -16,6 +15,7 @@ use flashlab_sim::workload::{parse_number, parse_size, DesktopTrace};
 use flashlab_sim::SimError;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::output::{self, Output};
 use super::{fail, write_json, EXIT_INPUT, EXIT_IO};
 
 #[derive(clap::Subcommand, Debug)]
@@ -70,8 +70,12 @@ pub struct StatsArgs {
 pub struct ConvertArgs {
     #[command(flatten)]
     input: InputArgs,
-    /// Output file (`-` for standard output)
-    output: PathBuf,
+    /// Output file (`-` for standard output; .gz or .zst compress), or give it with --out
+    #[arg(required_unless_present = "out")]
+    output: Option<PathBuf>,
+    /// Output file (as with `trace generate`)
+    #[arg(long, value_name = "FILE", conflicts_with = "output")]
+    out: Option<PathBuf>,
     /// Output format: msr, spc, disksim-ms, disksim-ns, blkparse-q, fio
     #[arg(long, value_name = "FORMAT")]
     to: String,
@@ -181,6 +185,10 @@ fn file_bar(reader: &TraceReader) -> Option<ProgressBar> {
 }
 
 fn stats_command(a: &StatsArgs) -> i32 {
+    let json_out = match super::open_output(a.json.as_deref()) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let result = (|| {
         let reader = open_reader(&a.input)?;
         let bar = file_bar(&reader);
@@ -210,7 +218,7 @@ fn stats_command(a: &StatsArgs) -> i32 {
         Err(e) => return fail(&e),
     };
     let reader = stream.reader();
-    let to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let to_stdout = json_out.as_ref().is_some_and(Output::is_stdout);
     if !a.quiet {
         let header = format!(
             "{} ({}, {} compression, {} lines)\n",
@@ -226,29 +234,104 @@ fn stats_command(a: &StatsArgs) -> i32 {
             print!("{text}");
         }
     }
-    match &a.json {
-        Some(path) => {
+    match json_out {
+        Some(out) => {
             let file = a.input.file.display().to_string();
-            write_json(path, &stats_document(&file, reader, &stats))
+            write_json(out, &stats_document(&file, reader, &stats))
         }
         None => 0,
     }
 }
 
-/// An output stream, compressed as the file name's extension says.
-fn create_output(path: &Path) -> std::io::Result<Box<dyn Write>> {
-    if path.as_os_str() == "-" {
-        return Ok(Box::new(BufWriter::new(std::io::stdout())));
+/// An output stream, compressed as the file name's extension says; [`Encoded::finish`]
+/// writes the compressed stream's end (an error there must not go unnoticed).
+enum Encoded<'a> {
+    Plain(&'a mut Output),
+    Gzip(flate2::write::GzEncoder<&'a mut Output>),
+    Zstd(zstd::stream::write::Encoder<'static, &'a mut Output>),
+}
+
+impl<'a> Encoded<'a> {
+    fn new(out: &'a mut Output) -> std::io::Result<Self> {
+        if out.is_stdout() {
+            return Ok(Encoded::Plain(out));
+        }
+        Ok(match Compression::from_extension(out.path()) {
+            Compression::None => Encoded::Plain(out),
+            Compression::Gzip => Encoded::Gzip(flate2::write::GzEncoder::new(
+                out,
+                flate2::Compression::default(),
+            )),
+            Compression::Zstd => Encoded::Zstd(zstd::stream::write::Encoder::new(out, 3)?),
+        })
     }
-    let file = BufWriter::with_capacity(1 << 18, File::create(path)?);
-    Ok(match Compression::from_extension(path) {
-        Compression::None => Box::new(file),
-        Compression::Gzip => Box::new(flate2::write::GzEncoder::new(
-            file,
-            flate2::Compression::default(),
-        )),
-        Compression::Zstd => Box::new(zstd::stream::write::Encoder::new(file, 3)?.auto_finish()),
+
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            Encoded::Plain(out) => out.flush(),
+            Encoded::Gzip(e) => e.finish()?.flush(),
+            Encoded::Zstd(e) => e.finish()?.flush(),
+        }
+    }
+}
+
+impl Write for Encoded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Encoded::Plain(w) => w.write(buf),
+            Encoded::Gzip(w) => w.write(buf),
+            Encoded::Zstd(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Encoded::Plain(w) => w.flush(),
+            Encoded::Gzip(w) => w.flush(),
+            Encoded::Zstd(w) => w.flush(),
+        }
+    }
+}
+
+/// Opens `path` for a trace output, refusing the input file itself; prints the error.
+fn open_trace_output(path: &Path, input: Option<&Path>) -> Result<Output, i32> {
+    let checked = match input {
+        Some(input) => output::refuse_overwriting_input(input, path),
+        None => Ok(()),
+    };
+    checked.and_then(|()| Output::create(path)).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_IO
     })
+}
+
+/// Writes `records` in `format` to `out` (compressed as its name says) and puts it in place.
+fn write_records(
+    out: &mut Output,
+    format: TraceFormat,
+    records: &mut dyn FnMut(&mut TraceWriter) -> Result<(), RecordsError>,
+) -> Result<(), RecordsError> {
+    let mut encoded = Encoded::new(out).map_err(RecordsError::Io)?;
+    let mut writer = TraceWriter::new(format, &mut encoded).map_err(RecordsError::Io)?;
+    records(&mut writer)?;
+    drop(writer);
+    encoded.finish().map_err(RecordsError::Io)
+}
+
+/// Why writing a trace stopped: the output, or the input being read.
+enum RecordsError {
+    Io(std::io::Error),
+    Input(SimError),
+}
+
+impl ConvertArgs {
+    /// The output file, given as the second argument or with --out.
+    fn output_path(&self) -> Result<&Path, SimError> {
+        self.output
+            .as_deref()
+            .or(self.out.as_deref())
+            .ok_or_else(|| input_error("trace convert", "give the output file".into()))
+    }
 }
 
 fn convert_command(a: &ConvertArgs) -> i32 {
@@ -259,6 +342,14 @@ fn convert_command(a: &ConvertArgs) -> i32 {
         );
         return EXIT_INPUT;
     };
+    let output_path = match a.output_path() {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let mut out = match open_trace_output(output_path, Some(&a.input.file)) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let mut reader = match open_reader(&a.input) {
         Ok(r) => r,
         Err(e) => return fail(&e),
@@ -267,60 +358,47 @@ fn convert_command(a: &ConvertArgs) -> i32 {
         Ok(d) => d,
         Err(e) => return fail(&e),
     };
-    let mut out = match create_output(&a.output) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", a.output.display());
-            return EXIT_IO;
-        }
-    };
-    let mut writer = match TraceWriter::new(to, out.as_mut()) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", a.output.display());
-            return EXIT_IO;
-        }
-    };
-    let (mut written, mut dropped, mut read) = (0u64, 0u64, 0u64);
-    let mut origin = None;
-    let limit = a.input.max_requests.unwrap_or(u64::MAX);
-    loop {
-        let record = match reader.next_record() {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => return fail(&e),
-        };
-        if !devices.is_empty() && !devices.contains(&record.device) {
-            continue;
-        }
-        if read == limit {
-            break;
-        }
-        read += 1;
-        let origin = *origin.get_or_insert(record.time_ns);
-        let record = TraceRecord {
-            time_ns: if a.rebase_time {
-                record.time_ns.saturating_sub(origin)
-            } else {
-                record.time_ns
-            },
-            ..record
-        };
-        match writer.write(&record) {
-            Ok(true) => written += 1,
-            Ok(false) => dropped += 1,
-            Err(e) => {
-                eprintln!("error: cannot write {}: {e}", a.output.display());
-                return EXIT_IO;
+    let (mut written, mut dropped) = (0u64, 0u64);
+    let result = write_records(&mut out, to, &mut |writer| {
+        let mut read = 0u64;
+        let mut origin = None;
+        let limit = a.input.max_requests.unwrap_or(u64::MAX);
+        while let Some(record) = reader.next_record().map_err(RecordsError::Input)? {
+            if !devices.is_empty() && !devices.contains(&record.device) {
+                continue;
+            }
+            if read == limit {
+                break;
+            }
+            read += 1;
+            let origin = *origin.get_or_insert(record.time_ns);
+            let record = TraceRecord {
+                time_ns: if a.rebase_time {
+                    record.time_ns.saturating_sub(origin)
+                } else {
+                    record.time_ns
+                },
+                ..record
+            };
+            match writer.write(&record).map_err(RecordsError::Io)? {
+                true => written += 1,
+                false => dropped += 1,
             }
         }
-    }
-    drop(writer);
-    if let Err(e) = out.flush() {
-        eprintln!("error: cannot write {}: {e}", a.output.display());
+        Ok(())
+    });
+    let committed = match result {
+        Ok(()) => out.commit(),
+        Err(RecordsError::Input(e)) => return fail(&e),
+        Err(RecordsError::Io(e)) => {
+            eprintln!("error: cannot write {}: {e}", output_path.display());
+            return EXIT_IO;
+        }
+    };
+    if let Err(e) = committed {
+        eprintln!("error: {e}");
         return EXIT_IO;
     }
-    drop(out);
     warn_bad_lines(&reader);
     if dropped > 0 {
         eprintln!(
@@ -402,42 +480,39 @@ fn generate_command(a: &GenerateArgs) -> i32 {
         Ok(t) => t,
         Err(message) => return fail(&input_error("--footprint-bytes", message)),
     };
-    let io_error = |e: std::io::Error| {
-        eprintln!("error: cannot write {}: {e}", a.out.display());
-        EXIT_IO
-    };
-    let mut out = match create_output(&a.out) {
+    let mut out = match open_trace_output(&a.out, None) {
         Ok(o) => o,
-        Err(e) => return io_error(e),
-    };
-    let mut writer = match TraceWriter::new(format.clone(), out.as_mut()) {
-        Ok(w) => w,
-        Err(e) => return io_error(e),
+        Err(code) => return code,
     };
     let (mut read_bytes, mut written_bytes, mut last_ns) = (0u64, 0u64, 0u64);
-    for _ in 0..requests {
-        let r = trace.next_request();
-        match r.op {
-            flashlab_sim::host::Op::Read => read_bytes += r.len_bytes,
-            _ => written_bytes += r.len_bytes,
+    let result = write_records(&mut out, format.clone(), &mut |writer| {
+        for _ in 0..requests {
+            let r = trace.next_request();
+            match r.op {
+                flashlab_sim::host::Op::Read => read_bytes += r.len_bytes,
+                _ => written_bytes += r.len_bytes,
+            }
+            last_ns = r.arrival_ns;
+            let record = TraceRecord {
+                time_ns: r.arrival_ns,
+                device: 0,
+                op: r.op,
+                offset_bytes: r.offset_bytes,
+                len_bytes: r.len_bytes,
+            };
+            writer.write(&record).map_err(RecordsError::Io)?;
         }
-        last_ns = r.arrival_ns;
-        let record = TraceRecord {
-            time_ns: r.arrival_ns,
-            device: 0,
-            op: r.op,
-            offset_bytes: r.offset_bytes,
-            len_bytes: r.len_bytes,
-        };
-        if let Err(e) = writer.write(&record) {
-            return io_error(e);
-        }
+        Ok(())
+    });
+    let committed = match result {
+        Ok(()) => out.commit().map_err(|e| e.to_string()),
+        Err(RecordsError::Io(e)) => Err(format!("cannot write {}: {e}", a.out.display())),
+        Err(RecordsError::Input(e)) => return fail(&e),
+    };
+    if let Err(message) = committed {
+        eprintln!("error: {message}");
+        return EXIT_IO;
     }
-    drop(writer);
-    if let Err(e) = out.flush() {
-        return io_error(e);
-    }
-    drop(out);
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     eprintln!(
         "generated {requests} desktop requests ({}, seed {}) to {}: {:.2} GiB read, {:.2} GiB written (written/read {:.2}), {:.1} s of arrivals; partition {:.2} GiB, footprint at most {:.2} GiB",
@@ -553,14 +628,23 @@ fn bench_one(
     use rand::SeedableRng;
     let io = |e: std::io::Error| input_error(&path.display().to_string(), e.to_string());
     {
-        let mut out = create_output(path).map_err(io)?;
-        let mut writer = TraceWriter::new(write_as, out.as_mut()).map_err(io)?;
+        let mut out = Output::create(path).map_err(|e| input_error("--dir", e.to_string()))?;
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
-        for i in 0..lines {
-            writer.write(&generated(i, &mut rng)).map_err(io)?;
+        let written = write_records(&mut out, write_as, &mut |writer| {
+            for i in 0..lines {
+                writer
+                    .write(&generated(i, &mut rng))
+                    .map_err(RecordsError::Io)?;
+            }
+            Ok(())
+        });
+        match written {
+            Ok(()) => out
+                .commit()
+                .map_err(|e| input_error("--dir", e.to_string()))?,
+            Err(RecordsError::Io(e)) => return Err(io(e)),
+            Err(RecordsError::Input(e)) => return Err(e),
         }
-        drop(writer);
-        out.flush().map_err(io)?;
     }
     let bytes = std::fs::metadata(path).map_err(io)?.len();
     let started = Instant::now();
