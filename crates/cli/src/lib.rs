@@ -81,7 +81,8 @@ struct RunArgs {
     /// Synthetic workload, e.g. randwrite:bs=4k,qd=32,count=1e6 (syntax below)
     #[arg(short, long, value_name = "SPEC")]
     workload: Option<String>,
-    /// Replay a block trace instead of the synthetic workload (plain, .gz or .zst)
+    /// Replay a block trace instead of the synthetic workload (plain, .gz or .zst; `-` for
+    /// standard input)
     #[arg(short, long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Format of --trace (default: detected; see `flashlab trace formats`)
@@ -416,6 +417,9 @@ fn make_source(
     config: &ExperimentConfig,
     sim: &Simulation,
 ) -> Result<Box<dyn RequestSource>, SimError> {
+    if config.trace.enabled() {
+        trace_cmd::announce_stdin(std::path::Path::new(&config.trace.path));
+    }
     if config.trace.enabled() && std::io::stderr().is_terminal() {
         eprintln!(
             "reading {} to count its requests and place its addresses...",

@@ -35,7 +35,7 @@ pub enum TraceCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct InputArgs {
-    /// Trace file (plain, gzip or zstd)
+    /// Trace file (plain, gzip or zstd; `-` for standard input)
     file: PathBuf,
     /// Format (default: detected; see `flashlab trace formats`)
     #[arg(short, long, value_name = "FORMAT", default_value = "auto")]
@@ -138,8 +138,16 @@ fn input_error(field: &str, message: String) -> SimError {
     }
 }
 
+/// Tells a user at a terminal that the trace is expected on standard input.
+pub(crate) fn announce_stdin(path: &Path) {
+    if path.as_os_str() == "-" && std::io::stdin().is_terminal() {
+        eprintln!("reading the trace from standard input (end it with Ctrl-D)...");
+    }
+}
+
 fn open_reader(a: &InputArgs) -> Result<TraceReader, SimError> {
     let format = FormatChoice::parse(&a.format).map_err(|e| input_error("--format", e))?;
+    announce_stdin(&a.file);
     let reader = TraceReader::open(
         &a.file,
         &ReadOptions {
@@ -222,7 +230,7 @@ fn stats_command(a: &StatsArgs) -> i32 {
     if !a.quiet {
         let header = format!(
             "{} ({}, {} compression, {} lines)\n",
-            a.input.file.display(),
+            reader.label(),
             reader.format(),
             reader.compression().name(),
             reader.lines_read()
@@ -235,10 +243,7 @@ fn stats_command(a: &StatsArgs) -> i32 {
         }
     }
     match json_out {
-        Some(out) => {
-            let file = a.input.file.display().to_string();
-            write_json(out, &stats_document(&file, reader, &stats))
-        }
+        Some(out) => write_json(out, &stats_document(reader.label(), reader, &stats)),
         None => 0,
     }
 }
@@ -408,7 +413,7 @@ fn convert_command(a: &ConvertArgs) -> i32 {
     }
     eprintln!(
         "converted {written} requests from {} ({}) to {}",
-        a.input.file.display(),
+        reader.label(),
         reader.format(),
         a.to
     );

@@ -19,6 +19,7 @@ use serde_json::json;
 
 use super::config::{AddressMap, DeviceSpaces, ReplayMode, TraceConfig};
 use super::formats::TraceRecord;
+use super::input::TraceInput;
 use super::ordered::{OrderCounts, OrderOptions, Ordered};
 use super::reader::{ReadOptions, TraceReader};
 use crate::config::MAX_SIMULATED_NS;
@@ -115,12 +116,12 @@ struct ReplayCounts {
     warmup_requests: u64,
 }
 
-fn open_ordered(cfg: &TraceConfig) -> Result<Ordered, SimError> {
+fn open_ordered(cfg: &TraceConfig, input: &TraceInput) -> Result<Ordered, SimError> {
     let options = ReadOptions {
         format: cfg.format_choice()?,
         skip_bad_lines: cfg.skip_bad_lines,
     };
-    let reader = TraceReader::open(Path::new(&cfg.path), &options)?;
+    let reader = TraceReader::open_input(input, &options)?;
     Ok(Ordered::new(
         reader,
         OrderOptions {
@@ -142,8 +143,8 @@ fn device_index(devices: &mut Vec<u32>, device: u32) -> usize {
     }
 }
 
-fn survey(cfg: &TraceConfig) -> Result<Survey, SimError> {
-    let mut stream = open_ordered(cfg)?;
+fn survey(cfg: &TraceConfig, input: &TraceInput) -> Result<Survey, SimError> {
+    let mut stream = open_ordered(cfg, input)?;
     let compact = cfg.address_map == AddressMap::Compact;
     let separate = cfg.device_spaces == DeviceSpaces::Separate;
     let unit = cfg.compact_unit_bytes;
@@ -192,11 +193,13 @@ impl TraceSource {
         sector_bytes: u64,
     ) -> Result<TraceSource, SimError> {
         cfg.validate()?;
-        let survey = survey(cfg)?;
+        // Read once (a copy if it is a pipe), surveyed, then replayed.
+        let input = TraceInput::new(Path::new(&cfg.path))?;
+        let survey = survey(cfg, &input)?;
         let (placement, address) = place(cfg, &survey, logical_bytes)?;
         Ok(TraceSource {
             cfg: cfg.clone(),
-            stream: open_ordered(cfg)?,
+            stream: open_ordered(cfg, &input)?,
             devices: survey.devices,
             placement,
             capacity: logical_bytes,
