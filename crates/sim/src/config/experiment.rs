@@ -43,6 +43,8 @@ settings! {
         payloads: bool = false, unit "";
         /// Check every read against a shadow copy of the last data written and the FTL invariants at the end (turns payloads on).
         verify: bool = false, unit "";
+        /// Refuse a device whose simulator state would take more memory than this (0: no limit of its own; `flashlab run` then refuses more than the memory available).
+        max_memory_bytes: u64 = 0, unit "bytes", range 0 ..= MAX_CONFIG_INTEGER;
     }
 }
 

@@ -154,6 +154,9 @@ impl Simulation {
     /// Builds the device and FTL of a validated configuration.
     pub fn new(cfg: &ExperimentConfig) -> Result<Self, SimError> {
         cfg.validate()?;
+        if cfg.run.max_memory_bytes > 0 {
+            crate::memory::check_limit(cfg, cfg.run.max_memory_bytes, "run.max_memory_bytes")?;
+        }
         let device = cfg.device();
         let layout = Layout::new(&device.geometry);
         let ftl = registry::build(cfg)?;

@@ -1,6 +1,7 @@
 //! The FTL registry: every FTL by name, with its summary, settings documentation, validation
 //! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
 
+use super::mapping::headroom;
 use super::{mtftl, pagemap, Ftl};
 use crate::config::settings::Documented;
 use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
@@ -46,9 +47,24 @@ pub fn entry(config: &ExperimentConfig) -> Result<&'static FtlEntry, ConfigError
         })
 }
 
+/// FTLs whose garbage collection pads the last page of each victim (`ftl/mtftl/gc.rs`), so
+/// their over-provisioning must outweigh that padding ([`headroom::check_padded_gc_pages`]).
+const PADDED_GC_PAGES: &[&str] = &["mt-ftl", "st-ftl"];
+
 /// Validates the FTL part of a configuration.
 pub fn validate(config: &ExperimentConfig) -> Result<(), ConfigError> {
-    (entry(config)?.validate)(config)
+    let entry = entry(config)?;
+    (entry.validate)(config)?;
+    if PADDED_GC_PAGES.contains(&entry.name) {
+        let (cfg, sizing) = mtftl::MtFtlConfig::from_experiment(config)?;
+        headroom::check_padded_gc_pages(
+            &config.geometry,
+            sizing.units_per_page,
+            cfg.over_provisioning,
+            entry.name,
+        )?;
+    }
+    Ok(())
 }
 
 /// The complete `[ftl]` table of a configuration, with the FTL's defaults filled in.

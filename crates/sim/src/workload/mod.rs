@@ -7,7 +7,7 @@ mod spec;
 mod synthetic;
 
 pub use desktop::{DesktopModel, DesktopTrace, ThinkTime};
-pub use spec::{parse_number, parse_size, parse_spec, SizeSpec, SPEC_HELP};
+pub use spec::{parse_count, parse_number, parse_size, parse_spec, SizeSpec, SPEC_HELP};
 pub use synthetic::SyntheticSource;
 
 use serde::{Deserialize, Serialize};

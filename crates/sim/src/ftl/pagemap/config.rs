@@ -2,7 +2,7 @@
 
 use super::VictimPolicy;
 use crate::config::{ConfigError, ExperimentConfig, Geometry};
-use crate::ftl::mapping::{logical_units, units_per_page};
+use crate::ftl::mapping::{headroom, logical_units, units_per_page};
 use crate::settings;
 
 settings! {
@@ -67,6 +67,13 @@ impl PagemapConfig {
             1
         };
         let spare_blocks_per_die = self.check_spare_blocks(g, planes_per_program)?;
+        headroom::check_die_balance(
+            g,
+            units_per_page,
+            self.over_provisioning,
+            f64::from((2 + self.gc_foreground_free_blocks) * planes_per_program),
+            "pagemap",
+        )?;
         let logical_units = logical_units(
             g,
             units_per_page,
