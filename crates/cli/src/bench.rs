@@ -16,20 +16,20 @@ use super::fail;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Measured 4 KiB random writes per mode
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Measured 4 KiB random writes per mode (1000000, 1e6, 250k)
+    #[arg(long, default_value = "1000000", value_parser = super::count_arg)]
     requests: u64,
     /// Fraction of the logical space preconditioned first
     #[arg(long, default_value_t = 0.9)]
     precondition: f64,
-    /// Queue depth
-    #[arg(long, default_value_t = 32)]
+    /// Queue depth (also --queue-depth)
+    #[arg(long, default_value_t = 32, visible_alias = "queue-depth")]
     qd: u32,
     /// Which modes to measure
     #[arg(long, value_enum, default_value_t = Mode::Both)]
     mode: Mode,
-    /// Device preset
-    #[arg(long, default_value = "default")]
+    /// Device preset (as `flashlab run --device`)
+    #[arg(short, long, value_name = "PRESET", default_value = "default")]
     device: String,
     /// Extra settings (repeatable)
     #[arg(short, long = "set", value_name = "KEY=VALUE")]
@@ -74,7 +74,11 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
     };
     let mut configs = Vec::new();
     for &(name, functional) in modes {
-        match bench_config(a, functional) {
+        let checked = bench_config(a, functional).and_then(|c| {
+            flashlab_sim::memory::check_available(&c)?;
+            Ok(c)
+        });
+        match checked {
             Ok(c) => configs.push((name, c)),
             Err(e) => return fail(&e),
         }

@@ -33,8 +33,8 @@ pub struct MtFtlArgs {
         default_value = "1,2,4,8,16,32,64,128,256"
     )]
     queue_depths: Vec<u32>,
-    /// Requests measured per run
-    #[arg(long, default_value_t = 20_000)]
+    /// Requests measured per run (20000, 2e4, 20k)
+    #[arg(long, default_value = "20000", value_parser = crate::count_arg)]
     requests: u64,
     /// Blocks per plane of mt-board (default: the preset's 4096, 4 GB)
     #[arg(long)]
@@ -57,6 +57,9 @@ pub struct MtFtlArgs {
     /// Extra setting for every run (repeatable), e.g. --set ftl.cpu_request_ns=5000
     #[arg(short, long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// Do not show progress
+    #[arg(long)]
+    no_progress: bool,
 }
 
 pub fn experiment_command(command: &ExperimentCommand) -> i32 {
@@ -91,7 +94,7 @@ fn mt_ftl(a: &MtFtlArgs) -> i32 {
             return EXIT_IO;
         }
     };
-    let bar = progress_bar();
+    let bar = progress_bar().filter(|_| !a.no_progress);
     let study = options.run(&mut |done, total, what| {
         if let Some(bar) = &bar {
             bar.set_length(total as u64);

@@ -52,8 +52,11 @@ enum Command {
         /// Preset to show
         name: Option<String>,
     },
-    /// List the FTLs and their settings
-    Ftls,
+    /// List the FTLs and their settings, or show one
+    Ftls {
+        /// FTL to show
+        name: Option<String>,
+    },
     /// Measure simulator speed and memory (simulated requests per wall second, peak RSS)
     Bench(bench::BenchArgs),
     /// Block traces: statistics, format conversion, the formats read, reader speed
@@ -85,8 +88,8 @@ struct RunArgs {
     /// standard input)
     #[arg(short, long, value_name = "FILE")]
     trace: Option<PathBuf>,
-    /// Format of --trace (default: detected; see `flashlab trace formats`)
-    #[arg(long, value_name = "FORMAT")]
+    /// Format of --trace (default: detected; see `flashlab trace formats`); also --format
+    #[arg(long, value_name = "FORMAT", visible_alias = "format")]
     trace_format: Option<String>,
     /// Count and skip malformed trace lines instead of stopping at the first
     #[arg(long)]
@@ -135,7 +138,7 @@ pub fn run(args: Vec<String>) -> i32 {
     match cli.command {
         Command::Run(args) => run_command(&args),
         Command::Presets { name } => presets_command(name.as_deref()),
-        Command::Ftls => ftls_command(),
+        Command::Ftls { name } => ftls_command(name.as_deref()),
         Command::Bench(args) => bench::bench_command(&args),
         Command::Trace(command) => trace_cmd::trace_command(&command),
         Command::Experiment(command) => experiment_cmd::experiment_command(&command),
@@ -290,6 +293,10 @@ fn run_command(a: &RunArgs) -> i32 {
             toml::to_string(&config).expect("configuration serializes")
         );
         return 0;
+    }
+    // A device beyond the machine's memory is refused before it is allocated.
+    if let Err(e) = flashlab_sim::memory::check_available(&config) {
+        return fail(&e.into());
     }
     // The output is checked (and opened) before a possibly long run.
     let json_out = match open_output(a.json.as_deref()) {
@@ -506,17 +513,34 @@ fn presets_command(name: Option<&str>) -> i32 {
     0
 }
 
-fn ftls_command() -> i32 {
-    let config = ExperimentConfig::default();
-    for e in registry::entries() {
+fn ftls_command(name: Option<&str>) -> i32 {
+    let entries = registry::entries()
+        .iter()
+        .filter(|e| name.is_none_or(|n| n == e.name));
+    let mut shown = 0;
+    for e in entries {
         println!(
             "{:<10} {}",
             e.name,
             help::wrap(e.summary, 86).replace('\n', "\n           ")
         );
-        for d in (e.field_docs)(&config) {
+        for d in help::ftl_docs(e) {
             println!("    {:<34} {:>10} {:<6} {}", d.path, d.value, d.unit, d.doc);
         }
+        shown += 1;
+    }
+    if shown == 0 {
+        eprintln!(
+            "error: unknown FTL `{}` (known: {})",
+            name.unwrap_or_default(),
+            registry::names()
+        );
+        return EXIT_INPUT;
     }
     0
+}
+
+/// Parses a count given on the command line: 1000, 1e6, 250k.
+pub(crate) fn count_arg(text: &str) -> Result<u64, String> {
+    flashlab_sim::workload::parse_count(text)
 }

@@ -37,8 +37,14 @@ pub enum TraceCommand {
 pub struct InputArgs {
     /// Trace file (plain, gzip or zstd; `-` for standard input)
     file: PathBuf,
-    /// Format (default: detected; see `flashlab trace formats`)
-    #[arg(short, long, value_name = "FORMAT", default_value = "auto")]
+    /// Format (default: detected; see `flashlab trace formats`); also --trace-format
+    #[arg(
+        short,
+        long,
+        value_name = "FORMAT",
+        default_value = "auto",
+        visible_alias = "trace-format"
+    )]
     format: String,
     /// Only these devices, e.g. 0,3 (blkparse: 8:0)
     #[arg(long, value_name = "LIST")]
@@ -46,8 +52,8 @@ pub struct InputArgs {
     /// Count and skip malformed lines instead of stopping at the first
     #[arg(long)]
     skip_bad_lines: bool,
-    /// Read at most this many requests
-    #[arg(long, value_name = "N")]
+    /// Read at most this many requests (1000, 1e6, 250k)
+    #[arg(long, value_name = "N", value_parser = super::count_arg)]
     max_requests: Option<u64>,
 }
 
@@ -64,6 +70,9 @@ pub struct StatsArgs {
     /// Do not print the table
     #[arg(short, long)]
     quiet: bool,
+    /// Do not show progress
+    #[arg(long)]
+    no_progress: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -106,15 +115,16 @@ pub struct GenerateArgs {
     /// Output file (`-` for standard output; .gz or .zst compress)
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
-    /// Output format: msr, spc, disksim-ms, disksim-ns, blkparse-q, fio
-    #[arg(long, value_name = "FORMAT", default_value = "msr")]
-    format: String,
+    /// Output format: msr, spc, disksim-ms, disksim-ns, blkparse-q, fio (as `trace convert
+    /// --to`; --format is the old spelling)
+    #[arg(long, value_name = "FORMAT", default_value = "msr", alias = "format")]
+    to: String,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Lines per generated file
-    #[arg(long, default_value_t = 10_000_000)]
+    /// Lines per generated file (1e7, 250k)
+    #[arg(long, default_value = "10000000", value_parser = super::count_arg)]
     lines: u64,
     /// Folder for the generated files (deleted after use)
     #[arg(long, value_name = "DIR")]
@@ -199,7 +209,7 @@ fn stats_command(a: &StatsArgs) -> i32 {
     };
     let result = (|| {
         let reader = open_reader(&a.input)?;
-        let bar = file_bar(&reader);
+        let bar = file_bar(&reader).filter(|_| !a.no_progress);
         let mut stream = Ordered::new(
             reader,
             OrderOptions {
@@ -462,14 +472,14 @@ fn generate_settings(a: &GenerateArgs) -> Result<(u64, u64, u64, f64, TraceForma
                 ),
             )
         })?;
-    let format = TraceFormat::from_name(&a.format)
+    let format = TraceFormat::from_name(&a.to)
         .filter(TraceFormat::writable)
         .ok_or_else(|| {
             input_error(
-                "--format",
+                "--to",
                 format!(
                     "`{}`: expected one of msr, spc, disksim-ms, disksim-ns, blkparse-q, fio",
-                    a.format
+                    a.to
                 ),
             )
         })?;
