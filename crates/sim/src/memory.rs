@@ -89,3 +89,70 @@ pub fn check_available(config: &ExperimentConfig) -> Result<(), ConfigError> {
         None => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Simulation;
+
+    /// The estimate is what the built device then holds (the report's state_bytes), for
+    /// each FTL, with data versions and with a 4 KiB-sector device.
+    #[test]
+    fn estimate_matches_the_built_device() {
+        for sets in [
+            &["geometry.blocks_per_plane=16", "ftl.over_provisioning=0.25"][..],
+            &[
+                "geometry.blocks_per_plane=16",
+                "ftl.over_provisioning=0.25",
+                "run.payloads=true",
+                "ftl.mapping_unit_bytes=8192",
+            ],
+            &[
+                "geometry.blocks_per_plane=16",
+                "ftl.over_provisioning=0.25",
+                "host.sector_bytes=4096",
+                "ftl.name=\"mt-ftl\"",
+            ],
+            &[
+                "ftl.name=\"st-ftl\"",
+                "geometry.blocks_per_plane=16",
+                "ftl.over_provisioning=0.2",
+            ],
+        ] {
+            let config = ExperimentConfig::with_sets("default", sets).unwrap();
+            let estimate = estimate_state_bytes(&config).unwrap();
+            let sim = Simulation::new(&config).unwrap();
+            let held = sim.nand().state_bytes() + sim.ftl().state_bytes();
+            // mt-ftl adds a few hundred bytes per task.
+            assert!(
+                held >= estimate && held - estimate < 4096,
+                "{sets:?}: estimated {estimate}, holds {held}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_limit_below_the_estimate_is_refused_with_the_figures() {
+        let config = ExperimentConfig::with_sets("default", &[]).unwrap();
+        let needed = estimate_state_bytes(&config).unwrap();
+        assert_eq!(check_limit(&config, needed, "test").unwrap(), needed);
+        let err = check_limit(&config, needed - 1, "the test limit")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the test limit") && err.contains("GiB"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("raise run.max_memory_bytes above {needed}")),
+            "{err}"
+        );
+        let limited =
+            ExperimentConfig::with_sets("default", &["run.max_memory_bytes=1000000"]).unwrap();
+        let err = Simulation::new(&limited)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(err.contains("run.max_memory_bytes"), "{err}");
+    }
+}
