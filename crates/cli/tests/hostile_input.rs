@@ -267,17 +267,26 @@ fn tiny_blocks_are_refused_with_the_setting_to_change_not_an_internal_error() {
     ]);
 }
 
+/// Memory the machine has available (Linux `MemAvailable`).
+fn memory_available() -> u64 {
+    let info = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
+    let line = info
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))
+        .expect("MemAvailable");
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
 #[test]
 fn a_device_beyond_the_memory_is_refused_before_it_is_allocated() {
+    // Blocks per plane for about twice the memory available (the `default` device needs
+    // about 1 MiB per block per plane), within the 2^32 pages flashlab addresses.
+    let blocks = (2 * memory_available() / (1 << 20)).clamp(32_767, 262_143);
+    let blocks = format!("geometry.blocks_per_plane={blocks}");
     assert_all_refused(&[
         row(
-            strings(&[
-                "run",
-                "-q",
-                "--no-progress",
-                "--set",
-                "geometry.blocks_per_plane=32767",
-            ]),
+            strings(&["run", "-q", "--no-progress", "--set", &blocks]),
             &["memory", "GiB", "run.max_memory_bytes"],
         ),
         row(
