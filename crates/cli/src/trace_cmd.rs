@@ -476,7 +476,7 @@ fn generate_settings(a: &GenerateArgs) -> Result<(u64, u64, u64, f64, TraceForma
         .filter(TraceFormat::writable)
         .ok_or_else(|| {
             input_error(
-                "--to",
+                "--to (--format)",
                 format!(
                     "`{}`: expected one of msr, spc, disksim-ms, disksim-ns, blkparse-q, fio",
                     a.to

@@ -49,6 +49,29 @@ fn die_units(g: &Geometry, units_per_page: u32) -> (f64, f64, f64) {
     (blocks, per_block, blocks * per_block)
 }
 
+/// Whether `over_provisioning` gives each die enough spare units for `reserved_blocks`
+/// blocks plus the wander of its share (always, on one die).
+fn balanced(g: &Geometry, units_per_page: u32, reserved_blocks: f64, op: f64) -> bool {
+    let dies = f64::from(g.total_dies());
+    let (_, per_block, units) = die_units(g, units_per_page);
+    op * units
+        >= reserved_blocks * per_block + BALANCE_DEVIATIONS * deviation(g, units_per_page, op)
+        || dies <= 1.0
+}
+
+/// Standard deviation of a die's share of the valid units (0 on one die).
+fn deviation(g: &Geometry, units_per_page: u32, op: f64) -> f64 {
+    let dies = f64::from(g.total_dies());
+    let (_, _, units) = die_units(g, units_per_page);
+    ((1.0 - op) * units * (1.0 - 1.0 / dies) / 2.0).sqrt()
+}
+
+/// The smallest over-provisioning that keeps the dies balanced (see [`check_die_balance`]);
+/// `None` when none up to 0.95 does.
+pub fn balance_min_op(g: &Geometry, units_per_page: u32, reserved_blocks: f64) -> Option<f64> {
+    smallest_op(|op| balanced(g, units_per_page, reserved_blocks, op))
+}
+
 /// Checks that each die's spare units cover `reserved_blocks` blocks plus the wander of its
 /// share of the data (see the module docs); `ftl` names the FTL in the message.
 pub fn check_die_balance(
@@ -58,28 +81,22 @@ pub fn check_die_balance(
     reserved_blocks: f64,
     ftl: &str,
 ) -> Result<(), ConfigError> {
-    let dies = f64::from(g.total_dies());
-    if dies <= 1.0 {
+    let op = over_provisioning;
+    if balanced(g, units_per_page, reserved_blocks, op) {
         return Ok(());
     }
     let (_, per_block, units) = die_units(g, units_per_page);
-    let deviation = |op: f64| ((1.0 - op) * units * (1.0 - 1.0 / dies) / 2.0).sqrt();
-    let needed = |op: f64| reserved_blocks * per_block + BALANCE_DEVIATIONS * deviation(op);
-    let enough = |op: f64| op * units >= needed(op);
-    let op = over_provisioning;
-    if enough(op) {
-        return Ok(());
-    }
+    let wander = deviation(g, units_per_page, op);
     let why = format!(
-        "writes spread over {dies} dies, and a die's share of the data wanders by about {:.0} \
+        "writes spread over {} dies, and a die's share of the data wanders by about {wander:.0} \
          units of {per_block} per block; {ftl} collects garbage on each die alone, so a die \
          needs {reserved_blocks} open or reserved blocks plus {BALANCE_DEVIATIONS} times that \
          ({:.0} units) of spare, and has {:.0}",
-        deviation(op),
-        needed(op),
+        g.total_dies(),
+        reserved_blocks * per_block + BALANCE_DEVIATIONS * wander,
         op * units
     );
-    Err(match smallest_op(enough) {
+    Err(match balance_min_op(g, units_per_page, reserved_blocks) {
         Some(min) => ConfigError::invalid(
             "ftl.over_provisioning",
             op,
