@@ -12,29 +12,29 @@ use flashlab_sim::stats::build_report;
 use flashlab_sim::workload::SyntheticSource;
 use flashlab_sim::{SimError, Simulation};
 
-use super::{fail, EXIT_IO};
+use super::fail;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Measured 4 KiB random writes per mode
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Measured 4 KiB random writes per mode (1000000, 1e6, 250k)
+    #[arg(long, default_value = "1000000", value_parser = super::count_arg)]
     requests: u64,
     /// Fraction of the logical space preconditioned first
     #[arg(long, default_value_t = 0.9)]
     precondition: f64,
-    /// Queue depth
-    #[arg(long, default_value_t = 32)]
+    /// Queue depth (also --queue-depth)
+    #[arg(long, default_value_t = 32, visible_alias = "queue-depth")]
     qd: u32,
     /// Which modes to measure
     #[arg(long, value_enum, default_value_t = Mode::Both)]
     mode: Mode,
-    /// Device preset
-    #[arg(long, default_value = "default")]
+    /// Device preset (as `flashlab run --device`)
+    #[arg(short, long, value_name = "PRESET", default_value = "default")]
     device: String,
     /// Extra settings (repeatable)
     #[arg(short, long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Write the figures as JSON to FILE
+    /// Write the figures as JSON to FILE (`-` for standard output)
     #[arg(long, value_name = "FILE")]
     json: Option<std::path::PathBuf>,
 }
@@ -67,22 +67,41 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         Mode::Functional => &[("functional", true)],
         Mode::Both => &[("timed", false), ("functional", true)],
     };
-    // Check the configuration of every mode before printing anything.
+    // Check the output and the configuration of every mode before measuring anything.
+    let json_out = match super::open_output(a.json.as_deref()) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let mut configs = Vec::new();
     for &(name, functional) in modes {
-        match bench_config(a, functional) {
+        let checked = bench_config(a, functional).and_then(|c| {
+            flashlab_sim::memory::check_available(&c)?;
+            Ok(c)
+        });
+        match checked {
             Ok(c) => configs.push((name, c)),
             Err(e) => return fail(&e),
         }
     }
-    println!(
+    // With the JSON on standard output, the table goes to standard error.
+    let json_on_stdout = json_out
+        .as_ref()
+        .is_some_and(super::output::Output::is_stdout);
+    let say = |line: String| {
+        if json_on_stdout {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    say(format!(
         "flashlab bench: {} x 4 KiB random writes, QD {}, device `{}`, preconditioned to {:.0}%",
         a.requests,
         a.qd,
         a.device,
         a.precondition * 100.0
-    );
-    println!(
+    ));
+    say(format!(
         "{:<11} {:>11} {:>10} {:>8} {:>14} {:>14} {:>10} {:>6} {:>9}",
         "mode",
         "requests",
@@ -93,12 +112,12 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         "state MiB",
         "WA",
         "GC runs"
-    );
+    ));
     let mut all = Vec::new();
     for (name, config) in &configs {
         match measure(name, config) {
             Ok(f) => {
-                println!(
+                say(format!(
                     "{:<11} {:>11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>10.1} {:>6} {:>9}",
                     f.mode,
                     f.requests,
@@ -110,20 +129,18 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
                     f.write_amplification
                         .map_or("n/a".into(), |wa| format!("{wa:.2}")),
                     f.gc_victims
-                );
+                ));
                 all.push(f);
             }
             Err(e) => return fail(&e),
         }
     }
-    if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&all).expect("figures serialize") + "\n";
-        if let Err(e) = std::fs::write(path, text) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return EXIT_IO;
+    match json_out {
+        Some(out) => {
+            super::write_json(out, &serde_json::to_value(&all).expect("figures serialize"))
         }
+        None => 0,
     }
-    0
 }
 
 fn bench_config(a: &BenchArgs, functional: bool) -> Result<ExperimentConfig, SimError> {

@@ -8,6 +8,7 @@ use flashlab_sim::stats::format_ns;
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 
+use crate::output::Output;
 use crate::{fail, write_json, EXIT_IO};
 
 #[derive(clap::Subcommand, Debug)]
@@ -32,8 +33,8 @@ pub struct MtFtlArgs {
         default_value = "1,2,4,8,16,32,64,128,256"
     )]
     queue_depths: Vec<u32>,
-    /// Requests measured per run
-    #[arg(long, default_value_t = 20_000)]
+    /// Requests measured per run (20000, 2e4, 20k)
+    #[arg(long, default_value = "20000", value_parser = crate::count_arg)]
     requests: u64,
     /// Blocks per plane of mt-board (default: the preset's 4096, 4 GB)
     #[arg(long)]
@@ -56,6 +57,9 @@ pub struct MtFtlArgs {
     /// Extra setting for every run (repeatable), e.g. --set ftl.cpu_request_ns=5000
     #[arg(short, long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// Do not show progress
+    #[arg(long)]
+    no_progress: bool,
 }
 
 pub fn experiment_command(command: &ExperimentCommand) -> i32 {
@@ -82,7 +86,15 @@ fn mt_ftl(a: &MtFtlArgs) -> i32 {
         eprintln!("error: cannot create {}: {e}", a.out.display());
         return EXIT_IO;
     }
-    let bar = progress_bar();
+    // The directory is checked (a file opened in it) before the study runs.
+    let results = match Output::create(&a.out.join("results.json")) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_IO;
+        }
+    };
+    let bar = progress_bar().filter(|_| !a.no_progress);
     let study = options.run(&mut |done, total, what| {
         if let Some(bar) = &bar {
             bar.set_length(total as u64);
@@ -99,7 +111,7 @@ fn mt_ftl(a: &MtFtlArgs) -> i32 {
     };
     let table = render_table(&study);
     print!("{table}");
-    write_outputs(&a.out, &study, &table)
+    write_outputs(&a.out, results, &study, &table)
 }
 
 fn progress_bar() -> Option<ProgressBar> {
@@ -114,9 +126,20 @@ fn progress_bar() -> Option<ProgressBar> {
     })
 }
 
-fn write_outputs(dir: &Path, study: &Study, table: &str) -> i32 {
+/// Writes `bytes` whole to `path` (or leaves it as it was); the exit code.
+fn write_file(path: &Path, bytes: &[u8]) -> i32 {
+    match Output::create(path).and_then(|o| o.write_whole(bytes)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_IO
+        }
+    }
+}
+
+fn write_outputs(dir: &Path, results: Output, study: &Study, table: &str) -> i32 {
     let json = serde_json::to_value(study).expect("study serializes");
-    let code = write_json(&dir.join("results.json"), &json);
+    let code = write_json(results, &json);
     if code != 0 {
         return code;
     }
@@ -124,9 +147,9 @@ fn write_outputs(dir: &Path, study: &Study, table: &str) -> i32 {
         ("results.csv", study.csv()),
         ("table.txt", table.to_string()),
     ] {
-        if let Err(e) = std::fs::write(dir.join(name), text) {
-            eprintln!("error: cannot write {}: {e}", dir.join(name).display());
-            return EXIT_IO;
+        let code = write_file(&dir.join(name), text.as_bytes());
+        if code != 0 {
+            return code;
         }
     }
     let mut plots = vec![
@@ -154,9 +177,16 @@ fn write_outputs(dir: &Path, study: &Study, table: &str) -> i32 {
     }
     for (file, title, metric, device) in plots {
         let path = dir.join(file);
-        if let Err(e) = plot(&path, study, device, title, metric) {
+        let mut svg = String::new();
+        if let Err(e) = plot(&mut svg, study, device, title, metric) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return EXIT_IO;
+        }
+        if !svg.is_empty() {
+            let code = write_file(&path, svg.as_bytes());
+            if code != 0 {
+                return code;
+            }
         }
     }
     eprintln!(
@@ -242,9 +272,10 @@ enum Metric {
     Max,
 }
 
-/// Response time against queue depth (log2 axis), one line per FTL and task count.
+/// Response time against queue depth (log2 axis), one line per FTL and task count, as SVG
+/// text into `svg` (nothing when the device has no points).
 fn plot(
-    path: &Path,
+    svg: &mut String,
     study: &Study,
     device: &str,
     title: &str,
@@ -261,7 +292,7 @@ fn plot(
     let x = |qd: u32| f64::from(qd).log2();
     let x_max = points.iter().map(|p| x(p.queue_depth)).fold(0.0, f64::max);
     let y_max = points.iter().map(|p| value(p)).fold(0.0, f64::max) * 1.1;
-    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (800, 500)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))

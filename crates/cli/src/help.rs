@@ -43,6 +43,15 @@ fn section(out: &mut String, title: &str, docs: &[FieldDoc]) {
     }
 }
 
+/// The settings of one FTL with its own defaults (its own name, st-ftl's single task) on the
+/// `default` device.
+pub fn ftl_docs(e: &registry::FtlEntry) -> Vec<FieldDoc> {
+    let name = format!("ftl.name=\"{}\"", e.name);
+    let config = ExperimentConfig::with_sets("default", &[name.as_str()])
+        .unwrap_or_else(|_| ExperimentConfig::default());
+    (e.field_docs)(&config)
+}
+
 /// The text after the options of `flashlab run --help`.
 pub fn run_long_help() -> String {
     let c = ExperimentConfig::default();
@@ -61,7 +70,7 @@ pub fn run_long_help() -> String {
         section(
             &mut out,
             &format!("FTL `{}` ([ftl] with name = \"{}\"):", e.name, e.name),
-            &(e.field_docs)(&c),
+            &ftl_docs(e),
         );
     }
     section(

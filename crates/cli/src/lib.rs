@@ -7,9 +7,10 @@
 mod bench;
 mod experiment_cmd;
 mod help;
+mod output;
 mod trace_cmd;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,7 @@ use flashlab_sim::stats::{build_report, render_table};
 use flashlab_sim::workload::{parse_spec, RequestSource};
 use flashlab_sim::{SimError, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
+use output::Output;
 
 /// Exit code of bad input.
 pub const EXIT_INPUT: i32 = 2;
@@ -50,8 +52,11 @@ enum Command {
         /// Preset to show
         name: Option<String>,
     },
-    /// List the FTLs and their settings
-    Ftls,
+    /// List the FTLs and their settings, or show one
+    Ftls {
+        /// FTL to show
+        name: Option<String>,
+    },
     /// Measure simulator speed and memory (simulated requests per wall second, peak RSS)
     Bench(bench::BenchArgs),
     /// Block traces: statistics, format conversion, the formats read, reader speed
@@ -79,11 +84,12 @@ struct RunArgs {
     /// Synthetic workload, e.g. randwrite:bs=4k,qd=32,count=1e6 (syntax below)
     #[arg(short, long, value_name = "SPEC")]
     workload: Option<String>,
-    /// Replay a block trace instead of the synthetic workload (plain, .gz or .zst)
+    /// Replay a block trace instead of the synthetic workload (plain, .gz or .zst; `-` for
+    /// standard input)
     #[arg(short, long, value_name = "FILE")]
     trace: Option<PathBuf>,
-    /// Format of --trace (default: detected; see `flashlab trace formats`)
-    #[arg(long, value_name = "FORMAT")]
+    /// Format of --trace (default: detected; see `flashlab trace formats`); also --format
+    #[arg(long, value_name = "FORMAT", visible_alias = "format")]
     trace_format: Option<String>,
     /// Count and skip malformed trace lines instead of stopping at the first
     #[arg(long)]
@@ -132,7 +138,7 @@ pub fn run(args: Vec<String>) -> i32 {
     match cli.command {
         Command::Run(args) => run_command(&args),
         Command::Presets { name } => presets_command(name.as_deref()),
-        Command::Ftls => ftls_command(),
+        Command::Ftls { name } => ftls_command(name.as_deref()),
         Command::Bench(args) => bench::bench_command(&args),
         Command::Trace(command) => trace_cmd::trace_command(&command),
         Command::Experiment(command) => experiment_cmd::experiment_command(&command),
@@ -174,7 +180,11 @@ fn shortcut_sets(a: &RunArgs) -> Result<Vec<String>, SimError> {
     }
     if let Some(spec) = &a.workload {
         let w = parse_spec(spec)?;
-        let table = toml::Table::try_from(&w).expect("workload serializes");
+        // Every checked workload fits TOML (integers below 2^63); a failure is a bug.
+        let table = toml::Table::try_from(&w).map_err(|e| SimError::Input {
+            location: format!("--workload {spec}"),
+            message: format!("cannot be written as settings: {e}"),
+        })?;
         for (k, v) in table {
             sets.push(format!("workload.{k}={v}"));
         }
@@ -213,11 +223,63 @@ fn toml_string(s: &str) -> String {
 
 fn load_config(a: &RunArgs) -> Result<ExperimentConfig, SimError> {
     let sets = shortcut_sets(a)?;
-    Ok(ExperimentConfig::load(&ConfigSource {
+    let config = ExperimentConfig::load(&ConfigSource {
         preset: a.device.as_deref(),
         file: a.config.as_deref(),
         sets: &sets,
-    })?)
+    })?;
+    refuse_unused(a, &config)?;
+    Ok(config)
+}
+
+/// Refuses options and `--set` keys the run would silently ignore: workload settings when a
+/// trace is replayed, trace settings without a trace. (A `--config` file may hold both
+/// sections as a template.)
+fn refuse_unused(a: &RunArgs, config: &ExperimentConfig) -> Result<(), SimError> {
+    let unused = |option: &str, message: String| {
+        Err(SimError::Input {
+            location: option.to_string(),
+            message,
+        })
+    };
+    let set_keys = a
+        .sets
+        .iter()
+        .map(|s| s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim());
+    if config.trace.enabled() {
+        let trace = &config.trace.path;
+        if a.workload.is_some() {
+            return unused(
+                "--workload",
+                format!("a trace (trace.path = {trace}) replaces the synthetic workload: give --trace or --workload, not both"),
+            );
+        }
+        if let Some(key) = set_keys.clone().find(|k| k.starts_with("workload.")) {
+            return unused(
+                &format!("--set {key}"),
+                format!("the workload is not used when a trace (trace.path = {trace}) is replayed; the trace.* settings limit and pace a replay (`flashlab run --help`)"),
+            );
+        }
+        return Ok(());
+    }
+    for (given, option) in [
+        (a.trace_format.is_some(), "--trace-format"),
+        (a.skip_bad_lines, "--skip-bad-lines"),
+    ] {
+        if given {
+            return unused(
+                option,
+                "applies to a trace replay: add --trace FILE (or leave it out)".into(),
+            );
+        }
+    }
+    if let Some(key) = set_keys.clone().find(|k| k.starts_with("trace.")) {
+        return unused(
+            &format!("--set {key}"),
+            "applies to a trace replay: add --trace FILE (or --set trace.path=FILE), or leave it out".into(),
+        );
+    }
+    Ok(())
 }
 
 fn run_command(a: &RunArgs) -> i32 {
@@ -232,12 +294,21 @@ fn run_command(a: &RunArgs) -> i32 {
         );
         return 0;
     }
+    // A device beyond the machine's memory is refused before it is allocated.
+    if let Err(e) = flashlab_sim::memory::check_available(&config) {
+        return fail(&e.into());
+    }
+    // The output is checked (and opened) before a possibly long run.
+    let json_out = match open_output(a.json.as_deref()) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let show_progress = !a.no_progress && std::io::stderr().is_terminal();
     let (report, wall) = match simulate(&config, show_progress) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let json_to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let json_to_stdout = json_out.as_ref().is_some_and(Output::is_stdout);
     if !a.quiet {
         let table = render_table(&report);
         let footer = format!(
@@ -252,24 +323,27 @@ fn run_command(a: &RunArgs) -> i32 {
             print!("{table}{footer}");
         }
     }
-    match &a.json {
-        Some(path) => write_json(path, &report.to_json()),
+    match json_out {
+        Some(out) => write_json(out, &report.to_json()),
         None => 0,
     }
 }
 
-/// Writes `value` as pretty JSON to `path` (`-`: standard output); the exit code.
-pub(crate) fn write_json(path: &std::path::Path, value: &serde_json::Value) -> i32 {
+/// Opens an optional output file (checked now, written later); the exit code on failure.
+pub(crate) fn open_output(path: Option<&std::path::Path>) -> Result<Option<Output>, i32> {
+    path.map(Output::create).transpose().map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_IO
+    })
+}
+
+/// Writes `value` as pretty JSON to `out` and puts it in place; the exit code.
+pub(crate) fn write_json(out: Output, value: &serde_json::Value) -> i32 {
     let text = serde_json::to_string_pretty(value).expect("JSON values serialize") + "\n";
-    let written = if path.as_os_str() == "-" {
-        std::io::stdout().write_all(text.as_bytes())
-    } else {
-        std::fs::write(path, text)
-    };
-    match written {
+    match out.write_whole(text.as_bytes()) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: cannot write {}: {e}", path.display());
+            eprintln!("error: {e}");
             EXIT_IO
         }
     }
@@ -331,6 +405,7 @@ fn simulate(
             eprintln!("warning: {warning}");
         }
     }
+    flashlab_sim::check_measured(&sim, &describe)?;
     if config.run.verify {
         sim.check_invariants().map_err(|message| SimError::Ftl {
             ftl: sim.ftl().name(),
@@ -364,6 +439,9 @@ fn make_source(
     config: &ExperimentConfig,
     sim: &Simulation,
 ) -> Result<(Box<dyn RequestSource>, Vec<String>), SimError> {
+    if config.trace.enabled() {
+        trace_cmd::announce_stdin(std::path::Path::new(&config.trace.path));
+    }
     if config.trace.enabled() && std::io::stderr().is_terminal() {
         eprintln!(
             "reading {} to count its requests and place its addresses...",
@@ -453,17 +531,34 @@ fn presets_command(name: Option<&str>) -> i32 {
     0
 }
 
-fn ftls_command() -> i32 {
-    let config = ExperimentConfig::default();
-    for e in registry::entries() {
+fn ftls_command(name: Option<&str>) -> i32 {
+    let entries = registry::entries()
+        .iter()
+        .filter(|e| name.is_none_or(|n| n == e.name));
+    let mut shown = 0;
+    for e in entries {
         println!(
             "{:<10} {}",
             e.name,
             help::wrap(e.summary, 86).replace('\n', "\n           ")
         );
-        for d in (e.field_docs)(&config) {
+        for d in help::ftl_docs(e) {
             println!("    {:<34} {:>10} {:<6} {}", d.path, d.value, d.unit, d.doc);
         }
+        shown += 1;
+    }
+    if shown == 0 {
+        eprintln!(
+            "error: unknown FTL `{}` (known: {})",
+            name.unwrap_or_default(),
+            registry::names()
+        );
+        return EXIT_INPUT;
     }
     0
+}
+
+/// Parses a count given on the command line: 1000, 1e6, 250k.
+pub(crate) fn count_arg(text: &str) -> Result<u64, String> {
+    flashlab_sim::workload::parse_count(text)
 }

@@ -2,8 +2,7 @@
 //! synthetic trace (the desktop model), the list of formats with sample lines, and a
 //! reader-speed benchmark on generated files.
 
-use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -16,6 +15,7 @@ use flashlab_sim::workload::{parse_number, parse_size, DesktopTrace};
 use flashlab_sim::SimError;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::output::{self, Output};
 use super::{fail, write_json, EXIT_INPUT, EXIT_IO};
 
 #[derive(clap::Subcommand, Debug)]
@@ -35,10 +35,16 @@ pub enum TraceCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct InputArgs {
-    /// Trace file (plain, gzip or zstd)
+    /// Trace file (plain, gzip or zstd; `-` for standard input)
     file: PathBuf,
-    /// Format (default: detected; see `flashlab trace formats`)
-    #[arg(short, long, value_name = "FORMAT", default_value = "auto")]
+    /// Format (default: detected; see `flashlab trace formats`); also --trace-format
+    #[arg(
+        short,
+        long,
+        value_name = "FORMAT",
+        default_value = "auto",
+        visible_alias = "trace-format"
+    )]
     format: String,
     /// Only these devices, e.g. 0,3 (blkparse: 8:0)
     #[arg(long, value_name = "LIST")]
@@ -46,8 +52,8 @@ pub struct InputArgs {
     /// Count and skip malformed lines instead of stopping at the first
     #[arg(long)]
     skip_bad_lines: bool,
-    /// Read at most this many requests
-    #[arg(long, value_name = "N")]
+    /// Read at most this many requests (1000, 1e6, 250k)
+    #[arg(long, value_name = "N", value_parser = super::count_arg)]
     max_requests: Option<u64>,
 }
 
@@ -64,14 +70,21 @@ pub struct StatsArgs {
     /// Do not print the table
     #[arg(short, long)]
     quiet: bool,
+    /// Do not show progress
+    #[arg(long)]
+    no_progress: bool,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct ConvertArgs {
     #[command(flatten)]
     input: InputArgs,
-    /// Output file (`-` for standard output)
-    output: PathBuf,
+    /// Output file (`-` for standard output; .gz or .zst compress), or give it with --out
+    #[arg(required_unless_present = "out")]
+    output: Option<PathBuf>,
+    /// Output file (as with `trace generate`)
+    #[arg(long, value_name = "FILE", conflicts_with = "output")]
+    out: Option<PathBuf>,
     /// Output format: msr, spc, disksim-ms, disksim-ns, blkparse-q, fio
     #[arg(long, value_name = "FORMAT")]
     to: String,
@@ -102,15 +115,16 @@ pub struct GenerateArgs {
     /// Output file (`-` for standard output; .gz or .zst compress)
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
-    /// Output format: msr, spc, disksim-ms, disksim-ns, blkparse-q, fio
-    #[arg(long, value_name = "FORMAT", default_value = "msr")]
-    format: String,
+    /// Output format: msr, spc, disksim-ms, disksim-ns, blkparse-q, fio (as `trace convert
+    /// --to`; --format is the old spelling)
+    #[arg(long, value_name = "FORMAT", default_value = "msr", alias = "format")]
+    to: String,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Lines per generated file
-    #[arg(long, default_value_t = 10_000_000)]
+    /// Lines per generated file (1e7, 250k)
+    #[arg(long, default_value = "10000000", value_parser = super::count_arg)]
     lines: u64,
     /// Folder for the generated files (deleted after use)
     #[arg(long, value_name = "DIR")]
@@ -134,8 +148,16 @@ fn input_error(field: &str, message: String) -> SimError {
     }
 }
 
+/// Tells a user at a terminal that the trace is expected on standard input.
+pub(crate) fn announce_stdin(path: &Path) {
+    if path.as_os_str() == "-" && std::io::stdin().is_terminal() {
+        eprintln!("reading the trace from standard input (end it with Ctrl-D)...");
+    }
+}
+
 fn open_reader(a: &InputArgs) -> Result<TraceReader, SimError> {
     let format = FormatChoice::parse(&a.format).map_err(|e| input_error("--format", e))?;
+    announce_stdin(&a.file);
     let reader = TraceReader::open(
         &a.file,
         &ReadOptions {
@@ -181,9 +203,13 @@ fn file_bar(reader: &TraceReader) -> Option<ProgressBar> {
 }
 
 fn stats_command(a: &StatsArgs) -> i32 {
+    let json_out = match super::open_output(a.json.as_deref()) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let result = (|| {
         let reader = open_reader(&a.input)?;
-        let bar = file_bar(&reader);
+        let bar = file_bar(&reader).filter(|_| !a.no_progress);
         let mut stream = Ordered::new(
             reader,
             OrderOptions {
@@ -213,11 +239,11 @@ fn stats_command(a: &StatsArgs) -> i32 {
     for warning in &stats.unit_warnings {
         eprintln!("warning: {warning}");
     }
-    let to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let to_stdout = json_out.as_ref().is_some_and(Output::is_stdout);
     if !a.quiet {
         let header = format!(
             "{} ({}, {} compression, {} lines)\n",
-            a.input.file.display(),
+            reader.label(),
             reader.format(),
             reader.compression().name(),
             reader.lines_read()
@@ -229,29 +255,101 @@ fn stats_command(a: &StatsArgs) -> i32 {
             print!("{text}");
         }
     }
-    match &a.json {
-        Some(path) => {
-            let file = a.input.file.display().to_string();
-            write_json(path, &stats_document(&file, reader, &stats))
-        }
+    match json_out {
+        Some(out) => write_json(out, &stats_document(reader.label(), reader, &stats)),
         None => 0,
     }
 }
 
-/// An output stream, compressed as the file name's extension says.
-fn create_output(path: &Path) -> std::io::Result<Box<dyn Write>> {
-    if path.as_os_str() == "-" {
-        return Ok(Box::new(BufWriter::new(std::io::stdout())));
+/// An output stream, compressed as the file name's extension says; [`Encoded::finish`]
+/// writes the compressed stream's end (an error there must not go unnoticed).
+enum Encoded<'a> {
+    Plain(&'a mut Output),
+    Gzip(flate2::write::GzEncoder<&'a mut Output>),
+    Zstd(zstd::stream::write::Encoder<'static, &'a mut Output>),
+}
+
+impl<'a> Encoded<'a> {
+    fn new(out: &'a mut Output) -> std::io::Result<Self> {
+        if out.is_stdout() {
+            return Ok(Encoded::Plain(out));
+        }
+        Ok(match Compression::from_extension(out.path()) {
+            Compression::None => Encoded::Plain(out),
+            Compression::Gzip => Encoded::Gzip(flate2::write::GzEncoder::new(
+                out,
+                flate2::Compression::default(),
+            )),
+            Compression::Zstd => Encoded::Zstd(zstd::stream::write::Encoder::new(out, 3)?),
+        })
     }
-    let file = BufWriter::with_capacity(1 << 18, File::create(path)?);
-    Ok(match Compression::from_extension(path) {
-        Compression::None => Box::new(file),
-        Compression::Gzip => Box::new(flate2::write::GzEncoder::new(
-            file,
-            flate2::Compression::default(),
-        )),
-        Compression::Zstd => Box::new(zstd::stream::write::Encoder::new(file, 3)?.auto_finish()),
+
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            Encoded::Plain(out) => out.flush(),
+            Encoded::Gzip(e) => e.finish()?.flush(),
+            Encoded::Zstd(e) => e.finish()?.flush(),
+        }
+    }
+}
+
+impl Write for Encoded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Encoded::Plain(w) => w.write(buf),
+            Encoded::Gzip(w) => w.write(buf),
+            Encoded::Zstd(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Encoded::Plain(w) => w.flush(),
+            Encoded::Gzip(w) => w.flush(),
+            Encoded::Zstd(w) => w.flush(),
+        }
+    }
+}
+
+/// Opens `path` for a trace output, refusing the input file itself; prints the error.
+fn open_trace_output(path: &Path, input: Option<&Path>) -> Result<Output, i32> {
+    let checked = match input {
+        Some(input) => output::refuse_overwriting_input(input, path),
+        None => Ok(()),
+    };
+    checked.and_then(|()| Output::create(path)).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_IO
     })
+}
+
+/// Writes `records` in `format` to `out` (compressed as its name says) and puts it in place.
+fn write_records(
+    out: &mut Output,
+    format: TraceFormat,
+    records: &mut dyn FnMut(&mut TraceWriter) -> Result<(), RecordsError>,
+) -> Result<(), RecordsError> {
+    let mut encoded = Encoded::new(out).map_err(RecordsError::Io)?;
+    let mut writer = TraceWriter::new(format, &mut encoded).map_err(RecordsError::Io)?;
+    records(&mut writer)?;
+    drop(writer);
+    encoded.finish().map_err(RecordsError::Io)
+}
+
+/// Why writing a trace stopped: the output, or the input being read.
+enum RecordsError {
+    Io(std::io::Error),
+    Input(SimError),
+}
+
+impl ConvertArgs {
+    /// The output file, given as the second argument or with --out.
+    fn output_path(&self) -> Result<&Path, SimError> {
+        self.output
+            .as_deref()
+            .or(self.out.as_deref())
+            .ok_or_else(|| input_error("trace convert", "give the output file".into()))
+    }
 }
 
 fn convert_command(a: &ConvertArgs) -> i32 {
@@ -262,6 +360,14 @@ fn convert_command(a: &ConvertArgs) -> i32 {
         );
         return EXIT_INPUT;
     };
+    let output_path = match a.output_path() {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let mut out = match open_trace_output(output_path, Some(&a.input.file)) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let mut reader = match open_reader(&a.input) {
         Ok(r) => r,
         Err(e) => return fail(&e),
@@ -270,60 +376,47 @@ fn convert_command(a: &ConvertArgs) -> i32 {
         Ok(d) => d,
         Err(e) => return fail(&e),
     };
-    let mut out = match create_output(&a.output) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", a.output.display());
-            return EXIT_IO;
-        }
-    };
-    let mut writer = match TraceWriter::new(to, out.as_mut()) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", a.output.display());
-            return EXIT_IO;
-        }
-    };
-    let (mut written, mut dropped, mut read) = (0u64, 0u64, 0u64);
-    let mut origin = None;
-    let limit = a.input.max_requests.unwrap_or(u64::MAX);
-    loop {
-        let record = match reader.next_record() {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => return fail(&e),
-        };
-        if !devices.is_empty() && !devices.contains(&record.device) {
-            continue;
-        }
-        if read == limit {
-            break;
-        }
-        read += 1;
-        let origin = *origin.get_or_insert(record.time_ns);
-        let record = TraceRecord {
-            time_ns: if a.rebase_time {
-                record.time_ns.saturating_sub(origin)
-            } else {
-                record.time_ns
-            },
-            ..record
-        };
-        match writer.write(&record) {
-            Ok(true) => written += 1,
-            Ok(false) => dropped += 1,
-            Err(e) => {
-                eprintln!("error: cannot write {}: {e}", a.output.display());
-                return EXIT_IO;
+    let (mut written, mut dropped) = (0u64, 0u64);
+    let result = write_records(&mut out, to, &mut |writer| {
+        let mut read = 0u64;
+        let mut origin = None;
+        let limit = a.input.max_requests.unwrap_or(u64::MAX);
+        while let Some(record) = reader.next_record().map_err(RecordsError::Input)? {
+            if !devices.is_empty() && !devices.contains(&record.device) {
+                continue;
+            }
+            if read == limit {
+                break;
+            }
+            read += 1;
+            let origin = *origin.get_or_insert(record.time_ns);
+            let record = TraceRecord {
+                time_ns: if a.rebase_time {
+                    record.time_ns.saturating_sub(origin)
+                } else {
+                    record.time_ns
+                },
+                ..record
+            };
+            match writer.write(&record).map_err(RecordsError::Io)? {
+                true => written += 1,
+                false => dropped += 1,
             }
         }
-    }
-    drop(writer);
-    if let Err(e) = out.flush() {
-        eprintln!("error: cannot write {}: {e}", a.output.display());
+        Ok(())
+    });
+    let committed = match result {
+        Ok(()) => out.commit(),
+        Err(RecordsError::Input(e)) => return fail(&e),
+        Err(RecordsError::Io(e)) => {
+            eprintln!("error: cannot write {}: {e}", output_path.display());
+            return EXIT_IO;
+        }
+    };
+    if let Err(e) = committed {
+        eprintln!("error: {e}");
         return EXIT_IO;
     }
-    drop(out);
     warn_bad_lines(&reader);
     if dropped > 0 {
         eprintln!(
@@ -333,7 +426,7 @@ fn convert_command(a: &ConvertArgs) -> i32 {
     }
     eprintln!(
         "converted {written} requests from {} ({}) to {}",
-        a.input.file.display(),
+        reader.label(),
         reader.format(),
         a.to
     );
@@ -382,14 +475,14 @@ fn generate_settings(a: &GenerateArgs) -> Result<(u64, u64, u64, f64, TraceForma
                 ),
             )
         })?;
-    let format = TraceFormat::from_name(&a.format)
+    let format = TraceFormat::from_name(&a.to)
         .filter(TraceFormat::writable)
         .ok_or_else(|| {
             input_error(
-                "--format",
+                "--to (--format)",
                 format!(
                     "`{}`: expected one of msr, spc, disksim-ms, disksim-ns, blkparse-q, fio",
-                    a.format
+                    a.to
                 ),
             )
         })?;
@@ -405,42 +498,39 @@ fn generate_command(a: &GenerateArgs) -> i32 {
         Ok(t) => t,
         Err(message) => return fail(&input_error("--footprint-bytes", message)),
     };
-    let io_error = |e: std::io::Error| {
-        eprintln!("error: cannot write {}: {e}", a.out.display());
-        EXIT_IO
-    };
-    let mut out = match create_output(&a.out) {
+    let mut out = match open_trace_output(&a.out, None) {
         Ok(o) => o,
-        Err(e) => return io_error(e),
-    };
-    let mut writer = match TraceWriter::new(format.clone(), out.as_mut()) {
-        Ok(w) => w,
-        Err(e) => return io_error(e),
+        Err(code) => return code,
     };
     let (mut read_bytes, mut written_bytes, mut last_ns) = (0u64, 0u64, 0u64);
-    for _ in 0..requests {
-        let r = trace.next_request();
-        match r.op {
-            flashlab_sim::host::Op::Read => read_bytes += r.len_bytes,
-            _ => written_bytes += r.len_bytes,
+    let result = write_records(&mut out, format.clone(), &mut |writer| {
+        for _ in 0..requests {
+            let r = trace.next_request();
+            match r.op {
+                flashlab_sim::host::Op::Read => read_bytes += r.len_bytes,
+                _ => written_bytes += r.len_bytes,
+            }
+            last_ns = r.arrival_ns;
+            let record = TraceRecord {
+                time_ns: r.arrival_ns,
+                device: 0,
+                op: r.op,
+                offset_bytes: r.offset_bytes,
+                len_bytes: r.len_bytes,
+            };
+            writer.write(&record).map_err(RecordsError::Io)?;
         }
-        last_ns = r.arrival_ns;
-        let record = TraceRecord {
-            time_ns: r.arrival_ns,
-            device: 0,
-            op: r.op,
-            offset_bytes: r.offset_bytes,
-            len_bytes: r.len_bytes,
-        };
-        if let Err(e) = writer.write(&record) {
-            return io_error(e);
-        }
+        Ok(())
+    });
+    let committed = match result {
+        Ok(()) => out.commit().map_err(|e| e.to_string()),
+        Err(RecordsError::Io(e)) => Err(format!("cannot write {}: {e}", a.out.display())),
+        Err(RecordsError::Input(e)) => return fail(&e),
+    };
+    if let Err(message) = committed {
+        eprintln!("error: {message}");
+        return EXIT_IO;
     }
-    drop(writer);
-    if let Err(e) = out.flush() {
-        return io_error(e);
-    }
-    drop(out);
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     eprintln!(
         "generated {requests} desktop requests ({}, seed {}) to {}: {:.2} GiB read, {:.2} GiB written (written/read {:.2}), {:.1} s of arrivals; partition {:.2} GiB, footprint at most {:.2} GiB",
@@ -556,14 +646,23 @@ fn bench_one(
     use rand::SeedableRng;
     let io = |e: std::io::Error| input_error(&path.display().to_string(), e.to_string());
     {
-        let mut out = create_output(path).map_err(io)?;
-        let mut writer = TraceWriter::new(write_as, out.as_mut()).map_err(io)?;
+        let mut out = Output::create(path).map_err(|e| input_error("--dir", e.to_string()))?;
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
-        for i in 0..lines {
-            writer.write(&generated(i, &mut rng)).map_err(io)?;
+        let written = write_records(&mut out, write_as, &mut |writer| {
+            for i in 0..lines {
+                writer
+                    .write(&generated(i, &mut rng))
+                    .map_err(RecordsError::Io)?;
+            }
+            Ok(())
+        });
+        match written {
+            Ok(()) => out
+                .commit()
+                .map_err(|e| input_error("--dir", e.to_string()))?,
+            Err(RecordsError::Io(e)) => return Err(io(e)),
+            Err(RecordsError::Input(e)) => return Err(e),
         }
-        drop(writer);
-        out.flush().map_err(io)?;
     }
     let bytes = std::fs::metadata(path).map_err(io)?.len();
     let started = Instant::now();

@@ -26,6 +26,7 @@ pub mod experiment;
 pub mod flash;
 pub mod ftl;
 pub mod host;
+pub mod memory;
 pub mod nand;
 pub mod rtos;
 pub mod stats;
@@ -122,6 +123,7 @@ pub fn run_experiment_with_stop_check(
     let source = workload_source(config, &sim)?;
     let source = sim.run(source, progress)?;
     let describe = source.describe();
+    check_measured(&sim, &describe)?;
     if config.run.verify {
         sim.check_invariants().map_err(|message| SimError::Ftl {
             ftl: sim.ftl().name(),
@@ -129,4 +131,45 @@ pub fn run_experiment_with_stop_check(
         })?;
     }
     Ok(stats::build_report(&sim, describe))
+}
+
+/// A run that measured no request has no result (a table of zeros would look like one): an
+/// input error saying why, from the source's description (`workload`).
+pub fn check_measured(sim: &Simulation, workload: &serde_json::Value) -> Result<(), SimError> {
+    if sim.host_stats().completed() > 0 {
+        return Ok(());
+    }
+    let number = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let (location, why) = if workload["kind"] == "trace" {
+        let summary = &workload["summary"];
+        let replay = &workload["replay"];
+        let requests = number(&summary["requests"]);
+        let why = if requests == 0 {
+            format!(
+                "the trace has no request to replay ({} lines read, {} requests of other devices left out by trace.devices, {} of zero length)",
+                number(&summary["lines_read"]),
+                number(&summary["skipped"]["other_devices"]),
+                number(&summary["skipped"]["zero_length"]),
+            )
+        } else {
+            format!(
+                "all {requests} requests of the trace fell in the warm-up (trace.warmup_requests = {}, trace.warmup_ns = {}): shorten the warm-up",
+                number(&replay["warmup_requests"]),
+                number(&replay["warmup_ns"]),
+            )
+        };
+        (
+            workload["path"].as_str().unwrap_or("trace").to_string(),
+            why,
+        )
+    } else {
+        (
+            "workload".to_string(),
+            "no request completed (is workload.duration_ns shorter than the first arrival?)".into(),
+        )
+    };
+    Err(SimError::Input {
+        location,
+        message: format!("nothing was measured: {why}"),
+    })
 }

@@ -18,9 +18,11 @@
 //! when the flash scheduler completes them (at once in functional-only runs); the shadow keeps
 //! the newest durable version of every sector. A flush must make durable every version
 //! acknowledged before it arrived (NVMe's Flush semantics): when it arrives, the acknowledged
-//! writes not yet durable are noted, and checked when it completes (data trimmed meanwhile
-//! needs no durability). Acknowledged writes are kept as ranges until they are durable or
-//! overwritten, so the cost is a few array operations per sector programmed.
+//! writes not yet durable are noted, and checked when it completes: that version or a newer
+//! one must be on flash, even if a newer write replaced it meanwhile; data trimmed meanwhile
+//! needs no durability (trims themselves are not tracked). Acknowledged writes are kept as
+//! ranges until they are durable or overwritten, so the cost is a few array operations per
+//! sector programmed.
 
 use std::collections::HashMap;
 
@@ -119,6 +121,9 @@ impl Shadow {
         let end = (first + count) / u * u;
         if start < end {
             self.versions[start as usize..end as usize].fill(0);
+            for (_, required) in &mut self.durability.flushes {
+                required.retain(|(s, _)| !(start..end).contains(s));
+            }
         }
     }
 
@@ -286,7 +291,8 @@ impl Shadow {
     }
 
     /// Flush request `req` completed: fails if data acknowledged before it is not durable
-    /// (unless it was trimmed since).
+    /// (unless a trim of it completed meanwhile: the model does not track whether a trim is
+    /// durable, so an FTL may drop trimmed data it had not programmed yet).
     pub fn flush_completed(&mut self, req: u32, ftl: &str) -> Result<(), SimError> {
         let flushes = &mut self.durability.flushes;
         let Some(i) = flushes.iter().position(|(r, _)| *r == req) else {
@@ -296,7 +302,7 @@ impl Shadow {
         let durable = &self.durability.durable;
         let lost: Vec<&(u64, u64)> = required
             .iter()
-            .filter(|&&(s, v)| durable[s as usize] < v && self.versions[s as usize] != 0)
+            .filter(|&&(s, v)| durable[s as usize] < v)
             .collect();
         match lost.first() {
             None => Ok(()),
@@ -397,5 +403,19 @@ mod tests {
         s.program_issued(cmd, (24..32).map(|x| (x, 5)));
         s.program_completed(cmd);
         s.flush_completed(2, "t").unwrap();
+        // Trimmed while the flush is in flight, then written again: no longer required.
+        s.write(32, 8, 6);
+        s.flush_arrived(3);
+        s.trim(32, 8);
+        s.write(32, 8, 7);
+        s.flush_completed(3, "t").unwrap();
+        // Overwritten while the flush is in flight: the old version (or a newer) is required.
+        s.write(40, 8, 8);
+        s.flush_arrived(4);
+        s.write(40, 8, 9);
+        assert!(
+            s.flush_completed(4, "t").is_err(),
+            "version 8 never reached the flash"
+        );
     }
 }

@@ -19,8 +19,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::settings::shown_value;
 use super::{
-    preset, preset_names, ConfigError, CpuConfig, DeviceConfig, Geometry, HostConfig, Timing,
+    preset, preset_names, settings, ConfigError, CpuConfig, DeviceConfig, Geometry, HostConfig,
+    Timing, MAX_CONFIG_INTEGER,
 };
 use crate::settings;
 use crate::trace::TraceConfig;
@@ -30,7 +32,7 @@ settings! {
     /// How a run is carried out: seed, preconditioning, modes.
     pub struct RunConfig in "run" {
         /// Seed of every random choice; one seed reproduces a run exactly.
-        seed: u64 = 1, unit "";
+        seed: u64 = 1, unit "", range 0 ..= MAX_CONFIG_INTEGER;
         /// Fraction of the logical space written before measuring: a sequential fill, then random overwrites to steady state (0 = fresh device).
         precondition: f64 = 1.0, unit "fraction", range 0.0 ..= 1.0;
         /// Budget of the random-overwrite phase, in multiples of the filled space; it stops earlier once write amplification is steady.
@@ -41,6 +43,8 @@ settings! {
         payloads: bool = false, unit "";
         /// Check every read against a shadow copy of the last data written and the FTL invariants at the end (turns payloads on).
         verify: bool = false, unit "";
+        /// Refuse a device whose simulator state would take more memory than this (0: no limit of its own; `flashlab run` then refuses more than the memory available).
+        max_memory_bytes: u64 = 0, unit "bytes", range 0 ..= MAX_CONFIG_INTEGER;
     }
 }
 
@@ -118,10 +122,14 @@ impl ExperimentConfig {
             Some(path) => Some(ConfigFile::read(path)?),
             None => None,
         };
+        let file_preset = match &file {
+            Some(f) => f.preset()?,
+            None => None,
+        };
         let preset_name = source
             .preset
             .map(str::to_string)
-            .or_else(|| file.as_ref().and_then(|f| f.preset()))
+            .or(file_preset)
             .unwrap_or_else(|| "default".to_string());
         let mut table = preset_table(&preset_name)?;
         if let Some(f) = &file {
@@ -194,15 +202,12 @@ fn preset_table(name: &str) -> Result<toml::Table, ConfigError> {
 }
 
 fn from_table(table: toml::Table) -> Result<ExperimentConfig, ConfigError> {
-    let de = toml::Value::Table(table);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let message = first_line(&e.inner().to_string());
-        ConfigError::Field {
-            field: if path == "." { "config".into() } else { path },
-            message,
-        }
-    })
+    let d = ExperimentConfig::default();
+    let mut docs = d.device().field_docs();
+    docs.extend(d.workload.field_docs());
+    docs.extend(d.trace.field_docs());
+    docs.extend(d.run.field_docs());
+    settings::deserialize_table(table, "", &docs)
 }
 
 /// The first line of a deserializer message (TOML appends the key path on a second line,
@@ -248,6 +253,17 @@ fn apply_set(table: &mut toml::Table, set: &str) -> Result<(), ConfigError> {
         });
     };
     let path = path.trim();
+    if path == "preset" {
+        return Err(ConfigError::Field {
+            field: "preset".into(),
+            message: format!(
+                "the device preset cannot be changed with --set (it would keep the values of the \
+                 first preset): use --device {} (Python: the first argument of flashlab.run; in a \
+                 --config file: preset = \"NAME\" at the top)",
+                shown_value(value.trim().trim_matches('"'))
+            ),
+        });
+    }
     let keys: Vec<&str> = path.split('.').collect();
     if keys.iter().any(|k| k.is_empty()) {
         return Err(ConfigError::Syntax {
@@ -306,11 +322,29 @@ impl ConfigFile {
         })
     }
 
-    fn preset(&self) -> Option<String> {
-        self.table
-            .get("preset")
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
+    /// The file's `preset` key: a preset name, or an error at its line.
+    fn preset(&self) -> Result<Option<String>, ConfigError> {
+        match self.table.get("preset") {
+            None => Ok(None),
+            Some(toml::Value::String(name)) if preset(name).is_some() => Ok(Some(name.clone())),
+            Some(toml::Value::String(name)) => Err(self.locate_line(
+                "preset",
+                ConfigError::Unknown {
+                    kind: "preset",
+                    name: shown_value(name),
+                    known: preset_names(),
+                },
+            )),
+            Some(value) => {
+                let err = ConfigError::invalid(
+                    "preset",
+                    settings::shown_toml(value),
+                    "expected the name of a device preset, in quotes",
+                    preset_names(),
+                );
+                Err(self.locate(err))
+            }
+        }
     }
 
     /// Prefixes the error with `file:line` when its field is set in this file.
@@ -321,7 +355,12 @@ impl ConfigFile {
             | ConfigError::Field { field, .. } => field.clone(),
             _ => return err,
         };
-        match find_key_line(&self.text, &field) {
+        self.locate_line(&field, err)
+    }
+
+    /// Prefixes the error with `file:line` of `field` when it is set in this file.
+    fn locate_line(&self, field: &str, err: ConfigError) -> ConfigError {
+        match find_key_line(&self.text, field) {
             Some(line) => ConfigError::Syntax {
                 location: format!("{}:{line}", self.path),
                 message: err.to_string(),

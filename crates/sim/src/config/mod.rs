@@ -17,3 +17,11 @@ pub(crate) use experiment::first_line;
 pub use experiment::{ConfigSource, ExperimentConfig, RunConfig};
 pub use presets::{preset, preset_names, Preset, PRESETS};
 pub use settings::FieldDoc;
+
+/// Latest simulated time a run may reach: 2^62 ns, about 146 years. Settings and arrivals
+/// that would go beyond it are refused (the clock would overflow).
+pub const MAX_SIMULATED_NS: u64 = 1 << 62;
+
+/// Largest integer a configuration holds: 2^63 - 1, the largest a TOML file (or `--set`)
+/// can write, so every configuration can be written back.
+pub const MAX_CONFIG_INTEGER: u64 = i64::MAX as u64;

@@ -24,6 +24,123 @@ pub struct FieldDoc {
     pub doc: &'static str,
 }
 
+/// A settings section that documents its fields (implemented by [`settings!`]).
+pub trait Documented {
+    fn documented_fields(&self) -> Vec<FieldDoc>;
+}
+
+/// Deserializes `table` into `T`, with errors in the user's terms: a whole number written as
+/// a float (`1e6`) is taken as the integer it is, and a value of the wrong type is named
+/// with the field (`prefix` + its path), the value as given and what is allowed (from `docs`).
+pub fn deserialize_table<T: serde::de::DeserializeOwned>(
+    mut table: toml::Table,
+    prefix: &str,
+    docs: &[FieldDoc],
+) -> Result<T, ConfigError> {
+    loop {
+        let err = match serde_path_to_error::deserialize(toml::Value::Table(table.clone())) {
+            Ok(value) => return Ok(value),
+            Err(err) => err,
+        };
+        let path = err.path().to_string();
+        let message = super::first_line(&err.inner().to_string());
+        if whole_float_to_integer(&mut table, &path, &message)
+            || number_to_text(&mut table, &path, &message)
+        {
+            continue;
+        }
+        let field = match (path.as_str(), prefix.strip_suffix('.')) {
+            (".", Some(section)) => section.to_string(),
+            (".", None) => String::from("config"),
+            _ => format!("{prefix}{path}"),
+        };
+        let allowed = docs
+            .iter()
+            .find(|d| d.path == field)
+            .map(|d| d.allowed.as_str());
+        return Err(field_type_error(
+            &field,
+            value_at(&table, &path),
+            &message,
+            allowed,
+        ));
+    }
+}
+
+/// The value at a dotted `path` of `table`.
+fn value_at<'a>(table: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let (parents, last) = match path.rsplit_once('.') {
+        Some((parents, last)) => (Some(parents), last),
+        None => (None, path),
+    };
+    let mut node = table;
+    for key in parents.into_iter().flat_map(|p| p.split('.')) {
+        node = node.get(key)?.as_table()?;
+    }
+    node.get(last)
+}
+
+/// The table holding the last key of a dotted `path`, and that key.
+fn parent_mut<'a>(
+    table: &'a mut toml::Table,
+    path: &'a str,
+) -> Option<(&'a mut toml::Table, &'a str)> {
+    let keys: Vec<&str> = path.split('.').collect();
+    let (last, parents) = keys.split_last()?;
+    let mut node = table;
+    for key in parents {
+        match node.get_mut(*key) {
+            Some(toml::Value::Table(t)) => node = t,
+            _ => return None,
+        }
+    }
+    Some((node, last))
+}
+
+/// Replaces a number where a text field refused it (`--set trace.devices=7`) by its text;
+/// true when it did.
+fn number_to_text(table: &mut toml::Table, path: &str, message: &str) -> bool {
+    if !(message.starts_with("invalid type: integer")
+        || message.starts_with("invalid type: floating point"))
+        || !message.ends_with("expected a string")
+    {
+        return false;
+    }
+    let Some((node, last)) = parent_mut(table, path) else {
+        return false;
+    };
+    let text = match node.get(last) {
+        Some(toml::Value::Integer(i)) => i.to_string(),
+        Some(toml::Value::Float(f)) => f.to_string(),
+        _ => return false,
+    };
+    node.insert(last.to_string(), toml::Value::String(text));
+    true
+}
+
+/// Replaces a float that is a whole number (`1e6`) by that integer where an integer field
+/// refused it; true when it did.
+fn whole_float_to_integer(table: &mut toml::Table, path: &str, message: &str) -> bool {
+    let integer_expected = message.starts_with("invalid type: floating point")
+        && ["u8", "u16", "u32", "u64", "usize"]
+            .iter()
+            .any(|t| message.ends_with(&format!("expected {t}")));
+    if !integer_expected {
+        return false;
+    }
+    let Some((node, last)) = parent_mut(table, path) else {
+        return false;
+    };
+    match node.get(last) {
+        Some(toml::Value::Float(f)) if f.fract() == 0.0 && *f >= 0.0 && *f <= i64::MAX as f64 => {
+            let whole = *f as i64;
+            node.insert(last.to_string(), toml::Value::Integer(whole));
+            true
+        }
+        _ => false,
+    }
+}
+
 /// Checks `lo <= value <= hi`, naming the field in the error.
 pub fn check_range<T: PartialOrd + Display + Copy>(
     path: &str,
@@ -35,11 +152,106 @@ pub fn check_range<T: PartialOrd + Display + Copy>(
     if !(value >= lo && value <= hi) {
         return Err(ConfigError::OutOfRange {
             field: path.to_string(),
-            value: value.to_string(),
+            value: shown_value(&value.to_string()),
             allowed: format!("{lo} ..= {hi}"),
         });
     }
     Ok(())
+}
+
+/// Longest value echoed whole in a message; longer ones are shortened.
+const SHOWN_CHARS: usize = 40;
+
+/// A value as given, for a message: whole when short, a long number in scientific notation
+/// (`1e300`, not 301 digits), other long text cut with its length.
+pub fn shown_value(text: &str) -> String {
+    let chars = text.chars().count();
+    if chars <= SHOWN_CHARS {
+        return text.to_string();
+    }
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => format!("{v:e}"),
+        _ => {
+            let head: String = text.chars().take(SHOWN_CHARS - 8).collect();
+            format!("{head}... ({chars} characters)")
+        }
+    }
+}
+
+/// A number for a message: plain when short, scientific when plain would be long (`1e-9`,
+/// `1e300`).
+pub fn shown_number(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() <= 12 || !v.is_finite() {
+        plain
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// A TOML value as the user wrote it (strings without quotes), shortened if long.
+pub fn shown_toml(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => shown_value(s),
+        toml::Value::Float(f) => shown_number(*f),
+        other => shown_value(&other.to_string()),
+    }
+}
+
+/// Turns a deserializer's message about `field` (it names Rust types: "invalid type: string
+/// \"x\", expected u64") into one in the user's terms: the field, the value as given, what is
+/// expected and the allowed range (`allowed`, from the field's documentation, else the
+/// type's own range).
+pub fn field_type_error(
+    field: &str,
+    given: Option<&toml::Value>,
+    message: &str,
+    allowed: Option<&str>,
+) -> ConfigError {
+    let Some(expected) = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+        .and_then(|rest| rest.rsplit_once(", expected "))
+        .map(|(_, expected)| expected.trim())
+    else {
+        return ConfigError::Field {
+            field: field.to_string(),
+            message: message.to_string(),
+        };
+    };
+    let (what, type_range) = expected_in_user_terms(expected, field);
+    let allowed = allowed
+        .filter(|a| !a.is_empty())
+        .map_or(type_range, str::to_string);
+    let value = given.map_or_else(|| String::from("?"), shown_toml);
+    ConfigError::invalid(field, value, format!("expected {what}"), allowed)
+}
+
+/// What a Rust type name means to a user, and the values it allows (integers stop at
+/// 2^63 - 1, the largest a TOML file or `--set` can write).
+fn expected_in_user_terms(expected: &str, field: &str) -> (String, String) {
+    let whole = |range: String| (String::from("a whole number"), range);
+    match expected {
+        "u8" => whole(format!("0 ..= {}", u8::MAX)),
+        "u16" => whole(format!("0 ..= {}", u16::MAX)),
+        "u32" => whole(format!("0 ..= {}", u32::MAX)),
+        "u64" | "usize" => whole(format!("0 ..= {}", i64::MAX)),
+        "i8" | "i16" | "i32" | "i64" => whole(format!("{} ..= {}", i64::MIN, i64::MAX)),
+        "f32" | "f64" => (
+            String::from("a number"),
+            String::from("a number such as 0.5 or 1e6"),
+        ),
+        "a boolean" => (String::from("true or false"), String::from("true | false")),
+        "a string" => (
+            String::from("text"),
+            String::from("text, in quotes in a --config file"),
+        ),
+        e if e.starts_with("struct ") || e == "a map" || e == "a table" => (
+            String::from("a section of settings"),
+            format!("[{field}] in a --config file, {field}.KEY=VALUE with --set"),
+        ),
+        other => (other.to_string(), String::from("see `flashlab run --help`")),
+    }
 }
 
 /// Renders a field value for the docs (strings without quotes, enums by their config name).
@@ -52,7 +264,8 @@ pub fn render_value<T: serde::Serialize>(value: &T) -> String {
 }
 
 /// Declares a configuration section. Each field is
-/// `/// doc` `name: Type = default, unit "u" [, range lo ..= hi] [, choices "a|b"];`.
+/// `/// doc` `name: Type = default, unit "u" [, range lo ..= hi] [, choices "a|b"];`
+/// (`lo` and `hi`: literals or constants).
 #[macro_export]
 macro_rules! settings {
     (
@@ -61,7 +274,7 @@ macro_rules! settings {
             $(
                 #[doc = $doc:literal]
                 $field:ident : $ty:ty = $default:expr, unit $unit:literal
-                    $(, range $lo:literal ..= $hi:literal)?
+                    $(, range $lo:tt ..= $hi:tt)?
                     $(, choices $choices:literal)? ;
             )*
         }
@@ -76,6 +289,12 @@ macro_rules! settings {
         impl Default for $name {
             fn default() -> Self {
                 Self { $( $field: $default, )* }
+            }
+        }
+
+        impl $crate::config::settings::Documented for $name {
+            fn documented_fields(&self) -> Vec<$crate::config::FieldDoc> {
+                self.field_docs()
             }
         }
 

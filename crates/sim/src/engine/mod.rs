@@ -25,7 +25,7 @@ use rand_pcg::Pcg64Mcg;
 
 pub use precondition::{PreconditionProgress, PreconditionSummary};
 
-use crate::config::ExperimentConfig;
+use crate::config::{ExperimentConfig, MAX_SIMULATED_NS};
 use crate::flash::{CmdId, Completion, FlashScheduler, NIL};
 use crate::ftl::{registry, Effect, Ftl, FtlCounters, FtlCtx};
 use crate::host::link::Dir;
@@ -159,6 +159,9 @@ impl Simulation {
     /// Builds the device and FTL of a validated configuration.
     pub fn new(cfg: &ExperimentConfig) -> Result<Self, SimError> {
         cfg.validate()?;
+        if cfg.run.max_memory_bytes > 0 {
+            crate::memory::check_limit(cfg, cfg.run.max_memory_bytes, "run.max_memory_bytes")?;
+        }
         let device = cfg.device();
         let layout = Layout::new(&device.geometry);
         let ftl = registry::build(cfg)?;
@@ -411,7 +414,7 @@ impl Simulation {
             return Ok(false);
         }
         if let Some(limit) = source.duration_ns() {
-            if self.now >= self.source_start_ns + limit {
+            if self.now >= self.source_start_ns.saturating_add(limit) {
                 self.source_done = true;
                 return Ok(false);
             }
@@ -442,7 +445,17 @@ impl Simulation {
         };
         match source.next_request(self.now)? {
             Some(r) => {
-                let at = self.source_start_ns + r.arrival_ns;
+                let at = self
+                    .source_start_ns
+                    .checked_add(r.arrival_ns)
+                    .filter(|&at| at <= MAX_SIMULATED_NS)
+                    .ok_or_else(|| SimError::Input {
+                        location: format!("request #{}", self.requests_admitted + 1),
+                        message: format!(
+                            "arrives {} ns after the start, beyond the 146 years (2^62 ns) the simulated clock holds",
+                            r.arrival_ns
+                        ),
+                    })?;
                 let measured = !source.in_warmup();
                 self.next_open = Some((
                     Request {

@@ -1,7 +1,9 @@
 //! The FTL registry: every FTL by name, with its summary, settings documentation, validation
 //! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
 
+use super::mapping::headroom;
 use super::{mtftl, pagemap, Ftl};
+use crate::config::settings::Documented;
 use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
 
 /// One registered FTL.
@@ -45,9 +47,24 @@ pub fn entry(config: &ExperimentConfig) -> Result<&'static FtlEntry, ConfigError
         })
 }
 
+/// FTLs whose garbage collection pads the last page of each victim (`ftl/mtftl/gc.rs`), so
+/// their over-provisioning must outweigh that padding ([`headroom::check_padded_gc_pages`]).
+const PADDED_GC_PAGES: &[&str] = &["mt-ftl", "st-ftl"];
+
 /// Validates the FTL part of a configuration.
 pub fn validate(config: &ExperimentConfig) -> Result<(), ConfigError> {
-    (entry(config)?.validate)(config)
+    let entry = entry(config)?;
+    (entry.validate)(config)?;
+    if PADDED_GC_PAGES.contains(&entry.name) {
+        let (cfg, sizing) = mtftl::MtFtlConfig::from_experiment(config)?;
+        headroom::check_padded_gc_pages(
+            &config.geometry,
+            sizing.units_per_page,
+            cfg.over_provisioning,
+            entry.name,
+        )?;
+    }
+    Ok(())
 }
 
 /// The complete `[ftl]` table of a configuration, with the FTL's defaults filled in.
@@ -60,19 +77,12 @@ pub fn build(config: &ExperimentConfig) -> Result<Box<dyn Ftl>, ConfigError> {
     (entry(config)?.build)(config)
 }
 
-/// Deserializes an FTL's `[ftl]` table, naming the offending key on error.
-pub fn parse_section<T: serde::de::DeserializeOwned>(
-    config: &ExperimentConfig,
-) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(toml::Value::Table(config.ftl.clone())).map_err(|e| {
-        let path = e.path().to_string();
-        ConfigError::Field {
-            field: if path == "." {
-                "ftl".into()
-            } else {
-                format!("ftl.{path}")
-            },
-            message: crate::config::first_line(&e.inner().to_string()),
-        }
-    })
+/// Deserializes an FTL's `[ftl]` table, naming the offending key, the value as given and
+/// what is allowed on error.
+pub fn parse_section<T>(config: &ExperimentConfig) -> Result<T, ConfigError>
+where
+    T: serde::de::DeserializeOwned + Default + Documented,
+{
+    let docs = T::default().documented_fields();
+    crate::config::settings::deserialize_table(config.ftl.clone(), "ftl.", &docs)
 }

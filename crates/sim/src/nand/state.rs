@@ -410,6 +410,27 @@ impl Nand {
         Ok(())
     }
 
+    /// Bytes [`Nand::new`] would allocate for this device, without allocating them (what
+    /// [`Nand::state_bytes`] then reports).
+    pub fn estimate_bytes(
+        layout: &Layout,
+        units_per_page: u32,
+        sector_bytes: u32,
+        payloads: bool,
+    ) -> u64 {
+        let pages = u64::from(layout.pages());
+        let units = pages * u64::from(units_per_page);
+        let payload = if payloads {
+            pages * u64::from(layout.page_bytes / sector_bytes) * 8
+        } else {
+            0
+        };
+        u64::from(layout.blocks()) * std::mem::size_of::<BlockMeta>() as u64
+            + units * std::mem::size_of::<OobEntry>() as u64
+            + units.div_ceil(64) * 8
+            + payload
+    }
+
     /// Approximate bytes of state held (for memory reports).
     pub fn state_bytes(&self) -> u64 {
         (self.blocks.len() * std::mem::size_of::<BlockMeta>()

@@ -49,13 +49,14 @@ fn header(out: &mut String, r: &Report) {
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     let _ = writeln!(
         out,
-        "flashlab {} | device {} ({:.2} GiB raw, {:.2} GiB logical, {} dies on {} channels) | FTL {}",
+        "flashlab {} | device {} ({:.2} GiB raw, {:.2} GiB logical, {} dies on {} channels, state {:.1} MiB) | FTL {}",
         r.flashlab_version,
         r.preset,
         gib(r.device.raw_bytes),
         gib(r.device.logical_bytes),
         r.device.dies,
         r.device.channels,
+        r.device.state_bytes as f64 / (1u64 << 20) as f64,
         r.ftl
     );
     if let Some(spec) = r.workload.get("spec").and_then(|s| s.as_str()) {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::formats::FormatChoice;
-use crate::config::ConfigError;
+use crate::config::{ConfigError, MAX_CONFIG_INTEGER, MAX_SIMULATED_NS};
 use crate::settings;
 
 /// How the devices of a multi-device trace share the simulated SSD.
@@ -60,19 +60,19 @@ settings! {
         /// Replay this many times faster than recorded (0.5: half speed); open loop only.
         speedup: f64 = 1.0, unit "x", range 0.000001 ..= 1e9;
         /// Replay only the first this many requests of the file (0: all).
-        max_requests: u64 = 0, unit "requests";
+        max_requests: u64 = 0, unit "requests", range 0 ..= MAX_CONFIG_INTEGER;
         /// Replay only this much of the trace's own time from its first request (0: all).
-        max_duration_ns: u64 = 0, unit "ns";
+        max_duration_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
         /// Leave the first this many requests out of the statistics (they still run).
-        warmup_requests: u64 = 0, unit "requests";
+        warmup_requests: u64 = 0, unit "requests", range 0 ..= MAX_CONFIG_INTEGER;
         /// Leave the requests of this much of the trace's own time out of the statistics.
-        warmup_ns: u64 = 0, unit "ns";
+        warmup_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
         /// Count and skip malformed lines, with a warning, instead of stopping at the first.
         skip_bad_lines: bool = false, unit "";
         /// Requests held to put an unsorted trace in time order; later stragglers are issued late and counted.
         reorder_window: u32 = 4096, unit "requests", range 1 ..= 16_777_216;
         /// Relative deadline given to every request (used by EDF queues; 0: none).
-        deadline_ns: u64 = 0, unit "ns";
+        deadline_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
     }
 }
 

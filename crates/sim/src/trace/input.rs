@@ -1,9 +1,14 @@
 //! Opening a trace file: plain, gzip or zstd (recognised by their magic bytes, not the file
 //! name), read as byte lines with their line numbers, in constant memory.
+//!
+//! A trace is read more than once (format detection, the replay's survey, the replay), which
+//! a pipe cannot do: [`TraceInput`] reads standard input (`-`), a named pipe or any other
+//! input that is not a regular file once into a temporary file (zstd-compressed unless it
+//! already is compressed) that the passes then re-open. Messages keep naming the original.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -43,9 +48,119 @@ impl Compression {
 
 /// Error of an I/O operation on `path`, as user input error.
 pub(crate) fn io_error(path: &Path, e: &io::Error) -> SimError {
+    labeled_io_error(&path.display().to_string(), e)
+}
+
+/// Error of an I/O operation on the input shown as `label`.
+fn labeled_io_error(label: &str, e: &io::Error) -> SimError {
     SimError::Input {
-        location: path.display().to_string(),
+        location: label.to_string(),
         message: e.to_string(),
+    }
+}
+
+/// Name of standard input in messages.
+pub const STDIN_LABEL: &str = "<stdin>";
+
+/// A trace input that can be opened as often as needed (see the module docs). Clones share
+/// the temporary copy, which is deleted when the last one goes.
+#[derive(Debug, Clone)]
+pub struct TraceInput {
+    label: String,
+    path: PathBuf,
+    spool: Option<Arc<tempfile::NamedTempFile>>,
+    /// Compression of a spooled input as it came (the copy may be compressed by us).
+    spooled_compression: Option<Compression>,
+}
+
+impl TraceInput {
+    /// The input at `path` (`-`: standard input), copied once to a temporary file when it is
+    /// not a regular file.
+    pub fn new(path: &Path) -> Result<TraceInput, SimError> {
+        if path.as_os_str() == "-" {
+            return Self::spooled(STDIN_LABEL, &mut io::stdin().lock());
+        }
+        let label = path.display().to_string();
+        let meta = std::fs::metadata(path).map_err(|e| labeled_io_error(&label, &e))?;
+        if meta.is_file() {
+            return Ok(TraceInput {
+                label,
+                path: path.to_path_buf(),
+                spool: None,
+                spooled_compression: None,
+            });
+        }
+        if meta.is_dir() {
+            return Err(SimError::Input {
+                location: label,
+                message: "is a directory, not a trace file".into(),
+            });
+        }
+        let mut source = File::open(path).map_err(|e| labeled_io_error(&label, &e))?;
+        Self::spooled(&label, &mut source)
+    }
+
+    /// Copies `source` to the end into a temporary file (compressed with zstd unless it
+    /// already is compressed).
+    fn spooled(label: &str, source: &mut dyn Read) -> Result<TraceInput, SimError> {
+        let fail = |e: io::Error| SimError::Input {
+            location: label.to_string(),
+            message: format!("cannot keep a copy of the input to read it more than once: {e}"),
+        };
+        let mut spool = tempfile::Builder::new()
+            .prefix("flashlab-trace-")
+            .tempfile()
+            .map_err(fail)?;
+        let mut magic = [0u8; 4];
+        let got = read_fully(source, &mut magic).map_err(fail)?;
+        let head = &magic[..got];
+        let compression = if head.starts_with(&GZIP_MAGIC) {
+            Compression::Gzip
+        } else if head == ZSTD_MAGIC {
+            Compression::Zstd
+        } else {
+            Compression::None
+        };
+        let compressed = compression != Compression::None;
+        let mut source = io::Cursor::new(head.to_vec()).chain(source);
+        {
+            let file = io::BufWriter::with_capacity(BUFFER_BYTES, spool.as_file_mut());
+            if compressed {
+                let mut file = file;
+                io::copy(&mut source, &mut file).map_err(fail)?;
+                file.flush().map_err(fail)?;
+            } else {
+                let mut encoder = zstd::stream::write::Encoder::new(file, 1).map_err(fail)?;
+                io::copy(&mut source, &mut encoder).map_err(fail)?;
+                encoder.finish().map_err(fail)?.flush().map_err(fail)?;
+            }
+        }
+        Ok(TraceInput {
+            label: label.to_string(),
+            path: spool.path().to_path_buf(),
+            spool: Some(Arc::new(spool)),
+            spooled_compression: Some(compression),
+        })
+    }
+
+    /// How messages name the input: its path, or `<stdin>`.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Whether the input was copied to a temporary file (it was not a regular file).
+    pub fn is_spooled(&self) -> bool {
+        self.spool.is_some()
+    }
+
+    /// Compression of a spooled input as it came (`None` for a file read in place).
+    pub fn spooled_compression(&self) -> Option<Compression> {
+        self.spooled_compression
+    }
+
+    /// The input's lines from the start.
+    pub fn lines(&self) -> Result<LineReader, SimError> {
+        LineReader::open_as(&self.path, &self.label)
     }
 }
 
@@ -76,10 +191,16 @@ pub struct LineReader {
 impl LineReader {
     /// Opens `path`, detecting compression from its first bytes.
     pub fn open(path: &Path) -> Result<LineReader, SimError> {
-        let mut file = File::open(path).map_err(|e| io_error(path, &e))?;
+        Self::open_as(path, &path.display().to_string())
+    }
+
+    /// Opens `path`, naming it `label` in errors.
+    fn open_as(path: &Path, label: &str) -> Result<LineReader, SimError> {
+        let io_error = |e: io::Error| labeled_io_error(label, &e);
+        let mut file = File::open(path).map_err(io_error)?;
         let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         let mut magic = [0u8; 4];
-        let got = read_fully(&mut file, &mut magic).map_err(|e| io_error(path, &e))?;
+        let got = read_fully(&mut file, &mut magic).map_err(io_error)?;
         let compression = if got >= 2 && magic[..2] == GZIP_MAGIC {
             Compression::Gzip
         } else if got == 4 && magic == ZSTD_MAGIC {
@@ -99,8 +220,7 @@ impl LineReader {
                 flate2::read::MultiGzDecoder::new(BufReader::new(raw)),
             )),
             Compression::Zstd => {
-                let decoder =
-                    zstd::stream::read::Decoder::new(raw).map_err(|e| io_error(path, &e))?;
+                let decoder = zstd::stream::read::Decoder::new(raw).map_err(io_error)?;
                 Box::new(BufReader::with_capacity(BUFFER_BYTES, decoder))
             }
         };
@@ -164,7 +284,7 @@ impl LineReader {
     }
 }
 
-fn read_fully(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+fn read_fully(file: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
         match file.read(&mut buf[got..])? {

@@ -18,7 +18,7 @@ mod units;
 
 pub use config::{AddressMap, DeviceSpaces, ReplayMode, TraceConfig};
 pub use formats::{FormatChoice, TraceFormat, TraceRecord, TraceWriter, FORMAT_NAMES};
-pub use input::{Compression, LineReader};
+pub use input::{Compression, LineReader, TraceInput, STDIN_LABEL};
 pub use ordered::{OrderCounts, OrderOptions, Ordered};
 pub use reader::{ReadOptions, TraceReader};
 pub use replay::{AddressSummary, TraceSource};

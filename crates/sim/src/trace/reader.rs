@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::fields::{is_blank_or_comment, quote, LineError};
 use super::formats::{FormatChoice, LineParser, TraceFormat, TraceRecord};
-use super::input::{io_error, Compression, LineReader};
+use super::input::{io_error, Compression, LineReader, TraceInput};
 use crate::stop::{StopCheck, StopPoll};
 use crate::SimError;
 
@@ -46,24 +46,28 @@ pub struct TraceReader {
     notes: Vec<String>,
     /// Asked every so many lines whether to stop (see [`crate::stop`]).
     stop: StopPoll,
+    /// The input being read (keeps a temporary copy alive).
+    input: Option<TraceInput>,
 }
 
 impl TraceReader {
-    /// Opens `path` (plain, gzip or zstd) in the chosen or detected format.
+    /// Opens `path` (plain, gzip or zstd; `-` is standard input) in the chosen or detected
+    /// format. Input that is not a regular file is read once into a temporary copy.
     pub fn open(path: &Path, options: &ReadOptions) -> Result<TraceReader, SimError> {
-        let label = path.display().to_string();
+        Self::open_input(&TraceInput::new(path)?, options)
+    }
+
+    /// Opens `input` in the chosen or detected format.
+    pub fn open_input(input: &TraceInput, options: &ReadOptions) -> Result<TraceReader, SimError> {
+        let label = input.label().to_string();
         let (format, notes) = match &options.format {
             FormatChoice::Exact(f) => (f.clone(), Vec::new()),
-            choice => detect(&mut LineReader::open(path)?, choice, &label)?,
+            choice => detect(&mut input.lines()?, choice, &label)?,
         };
-        let lines = LineReader::open(path)?;
-        Ok(Self::with_lines(
-            lines,
-            format,
-            label,
-            options.skip_bad_lines,
-            notes,
-        ))
+        let mut reader =
+            Self::with_lines(input.lines()?, format, label, options.skip_bad_lines, notes);
+        reader.input = Some(input.clone());
+        Ok(reader)
     }
 
     /// A reader over in-memory text in a known format (tests, benchmarks).
@@ -101,6 +105,7 @@ impl TraceReader {
             bad_examples: Vec::new(),
             notes,
             stop: StopPoll::default(),
+            input: None,
         }
     }
 
@@ -149,6 +154,11 @@ impl TraceReader {
         }
     }
 
+    /// How messages name the trace: its path, or `<stdin>`.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
     pub fn format(&self) -> &TraceFormat {
         &self.format
     }
@@ -173,8 +183,12 @@ impl TraceReader {
         self.lines.line_no()
     }
 
+    /// Compression of the input as it came.
     pub fn compression(&self) -> Compression {
-        self.lines.compression()
+        self.input
+            .as_ref()
+            .and_then(TraceInput::spooled_compression)
+            .unwrap_or_else(|| self.lines.compression())
     }
 
     /// Bytes of the file read so far, and its size.

@@ -19,9 +19,11 @@ use serde_json::json;
 
 use super::config::{AddressMap, DeviceSpaces, ReplayMode, TraceConfig};
 use super::formats::TraceRecord;
+use super::input::TraceInput;
 use super::ordered::{OrderCounts, OrderOptions, Ordered};
 use super::reader::{ReadOptions, TraceReader};
 use super::units::UnitCheck;
+use crate::config::MAX_SIMULATED_NS;
 use crate::host::{Op, Request};
 use crate::stop::StopCheck;
 use crate::workload::{LoopMode, RequestSource};
@@ -119,12 +121,16 @@ struct ReplayCounts {
     warmup_requests: u64,
 }
 
-fn open_ordered(cfg: &TraceConfig, stop: Option<&StopCheck>) -> Result<Ordered, SimError> {
+fn open_ordered(
+    cfg: &TraceConfig,
+    input: &TraceInput,
+    stop: Option<&StopCheck>,
+) -> Result<Ordered, SimError> {
     let options = ReadOptions {
         format: cfg.format_choice()?,
         skip_bad_lines: cfg.skip_bad_lines,
     };
-    let mut reader = TraceReader::open(Path::new(&cfg.path), &options)?;
+    let mut reader = TraceReader::open_input(input, &options)?;
     reader.set_stop_check(stop.cloned());
     Ok(Ordered::new(
         reader,
@@ -147,8 +153,12 @@ fn device_index(devices: &mut Vec<u32>, device: u32) -> usize {
     }
 }
 
-fn survey(cfg: &TraceConfig, stop: Option<&StopCheck>) -> Result<Survey, SimError> {
-    let mut stream = open_ordered(cfg, stop)?;
+fn survey(
+    cfg: &TraceConfig,
+    input: &TraceInput,
+    stop: Option<&StopCheck>,
+) -> Result<Survey, SimError> {
+    let mut stream = open_ordered(cfg, input, stop)?;
     let compact = cfg.address_map == AddressMap::Compact;
     let separate = cfg.device_spaces == DeviceSpaces::Separate;
     let unit = cfg.compact_unit_bytes;
@@ -212,11 +222,13 @@ impl TraceSource {
         stop: Option<StopCheck>,
     ) -> Result<TraceSource, SimError> {
         cfg.validate()?;
-        let survey = survey(cfg, stop.as_ref())?;
+        // Read once (a copy if it is a pipe), surveyed, then replayed.
+        let input = TraceInput::new(Path::new(&cfg.path))?;
+        let survey = survey(cfg, &input, stop.as_ref())?;
         let (placement, address) = place(cfg, &survey, logical_bytes)?;
         Ok(TraceSource {
             cfg: cfg.clone(),
-            stream: open_ordered(cfg, stop.as_ref())?,
+            stream: open_ordered(cfg, &input, stop.as_ref())?,
             devices: survey.devices,
             placement,
             capacity: logical_bytes,
@@ -300,6 +312,38 @@ impl TraceSource {
             });
         }
         Ok((first, len))
+    }
+}
+
+impl TraceSource {
+    /// Arrival time of a request at `time_ns` of trace time (from the first request), scaled
+    /// by the speed-up; an error beyond the simulated clock's range.
+    fn arrival_ns(&self, time_ns: u64) -> Result<u64, SimError> {
+        let scaled = time_ns as f64 / self.cfg.speedup;
+        // A closed loop ignores arrival times.
+        if self.cfg.replay == ReplayMode::Closed || scaled <= MAX_SIMULATED_NS as f64 {
+            return Ok(if self.cfg.speedup == 1.0 {
+                time_ns
+            } else {
+                scaled.round() as u64
+            });
+        }
+        let speedup = if self.cfg.speedup == 1.0 {
+            String::new()
+        } else {
+            format!(
+                " with trace.speedup = {}",
+                crate::config::settings::shown_number(self.cfg.speedup)
+            )
+        };
+        Err(SimError::Input {
+            location: self.cfg.path.clone(),
+            message: format!(
+                "request {} is {time_ns} ns after the first{speedup}: it would arrive after {:.3e} s of simulated time, beyond the 146 years (2^62 ns) the simulated clock holds; check the time unit (--trace-format), raise trace.speedup or limit trace.max_duration_ns",
+                self.stream.emitted(),
+                scaled / 1e9
+            ),
+        })
     }
 }
 
@@ -393,11 +437,7 @@ impl RequestSource for TraceSource {
             Op::Trim => self.counts.trims += 1,
             Op::Flush => self.counts.flushes += 1,
         }
-        let arrival_ns = if self.cfg.speedup == 1.0 {
-            r.time_ns
-        } else {
-            (r.time_ns as f64 / self.cfg.speedup).round() as u64
-        };
+        let arrival_ns = self.arrival_ns(r.time_ns)?;
         Ok(Some(Request {
             arrival_ns,
             op: r.op,

@@ -7,12 +7,13 @@ mod spec;
 mod synthetic;
 
 pub use desktop::{DesktopModel, DesktopTrace, ThinkTime};
-pub use spec::{parse_number, parse_size, parse_spec, SizeSpec, SPEC_HELP};
+pub use spec::{parse_count, parse_number, parse_size, parse_spec, SizeSpec, SPEC_HELP};
 pub use synthetic::SyntheticSource;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::config::settings::shown_number;
+use crate::config::{ConfigError, MAX_CONFIG_INTEGER, MAX_SIMULATED_NS};
 use crate::host::Request;
 use crate::settings;
 use crate::SimError;
@@ -87,7 +88,7 @@ settings! {
         /// Fraction of all requests that are trims (deallocations) of a request-sized range.
         trim_fraction: f64 = 0.0, unit "fraction", range 0.0 ..= 1.0;
         /// Issue a flush after every this many writes (0: never).
-        flush_every: u64 = 0, unit "writes";
+        flush_every: u64 = 0, unit "writes", range 0 ..= MAX_CONFIG_INTEGER;
         /// Request size: `4k`, a weighted mix `4k:70,64k:30`, or a range `4k-128k`.
         block_size: SizeSpec = SizeSpec::fixed(4096), unit "bytes";
         /// Offsets (and sizes of a range) are multiples of this; 0 aligns to the request size.
@@ -99,9 +100,9 @@ settings! {
         /// Inter-arrival distribution of an open loop.
         arrival: Arrival = Arrival::Poisson, unit "", choices "poisson | fixed | bursty";
         /// Requests to issue (0: unlimited, then duration_ns must be set).
-        count: u64 = 1_000_000, unit "requests";
+        count: u64 = 1_000_000, unit "requests", range 0 ..= MAX_CONFIG_INTEGER;
         /// Stop issuing after this much simulated time (0: no limit).
-        duration_ns: u64 = 0, unit "ns";
+        duration_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
         /// Zipf exponent (pattern zipf); 0 is uniform, 0.99 is YCSB's default.
         zipf_theta: f64 = 0.99, unit "", range 0.0 ..= 10.0;
         /// Share of the range that is hot (pattern hotcold).
@@ -111,7 +112,7 @@ settings! {
         /// Fraction of the logical space the workload addresses (from offset 0).
         range_fraction: f64 = 1.0, unit "fraction", range 0.000001 ..= 1.0;
         /// Relative deadline given to every request (used by EDF queues; 0: none).
-        deadline_ns: u64 = 0, unit "ns";
+        deadline_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
     }
 }
 
@@ -128,6 +129,7 @@ impl WorkloadConfig {
                 "count >= 1, or duration_ns >= 1",
             ));
         }
+        self.check_arrival_span()?;
         if self.pattern == Pattern::Desktop {
             self.check_desktop()?;
         }
@@ -140,6 +142,34 @@ impl WorkloadConfig {
             ));
         }
         Ok(())
+    }
+
+    /// An open loop's `count` requests must arrive within the simulated clock's range.
+    fn check_arrival_span(&self) -> Result<(), ConfigError> {
+        if self.rate_iops <= 0.0 || self.count == 0 {
+            return Ok(());
+        }
+        let span_ns = self.count as f64 / self.rate_iops * 1e9;
+        if span_ns <= MAX_SIMULATED_NS as f64 {
+            return Ok(());
+        }
+        let years = span_ns / 1e9 / (365.25 * 86_400.0);
+        let min_rate = self.count as f64 / (MAX_SIMULATED_NS as f64 / 1e9);
+        Err(ConfigError::invalid(
+            "workload.rate_iops",
+            shown_number(self.rate_iops),
+            format!(
+                "{} requests at this rate arrive over {} years of simulated time, beyond the \
+                 146 years the simulated clock holds",
+                self.count,
+                shown_number(years.round())
+            ),
+            format!(
+                "at least {:.3e} requests/s for workload.count = {}, or a smaller count with a duration",
+                min_rate * 1.001,
+                self.count
+            ),
+        ))
     }
 
     /// The desktop model makes its own sizes, offsets and read/write mix: settings for them

@@ -6,7 +6,8 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Arrival, Pattern, WorkloadConfig};
-use crate::config::ConfigError;
+use crate::config::settings::shown_value;
+use crate::config::{ConfigError, MAX_CONFIG_INTEGER, MAX_SIMULATED_NS};
 
 /// Help text for the workload syntax (shown by `flashlab run --help`).
 pub const SPEC_HELP: &str = "\
@@ -190,6 +191,10 @@ impl serde::de::Visitor<'_> for SizeSpecVisitor {
 /// Parses `4096`, `4k`, `4KiB`, `1m`, `2MiB`, `1g` (binary multiples) into bytes.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
+    let shown = shown_value(t);
+    if t.starts_with('-') {
+        return Err(format!("`{shown}`: a size cannot be negative"));
+    }
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .unwrap_or(t.len());
@@ -202,23 +207,25 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 1 << 40,
         other => {
             return Err(format!(
-                "`{text}`: unknown size unit `{other}` (use k, m, g)"
+                "`{shown}`: unknown size unit `{}` (use k, m, g, t)",
+                shown_value(other)
             ))
         }
     };
     let value: f64 = num
         .parse()
-        .map_err(|_| format!("`{text}`: expected a size such as 4k or 65536"))?;
+        .map_err(|_| format!("`{shown}`: expected a size such as 4k or 65536"))?;
     let bytes = value * mult as f64;
-    if !(bytes.is_finite() && bytes >= 0.0 && bytes.fract() == 0.0) {
-        return Err(format!("`{text}`: not a whole number of bytes"));
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes.fract() == 0.0 && bytes <= u64::MAX as f64) {
+        return Err(format!("`{shown}`: not a whole number of bytes below 2^64"));
     }
     Ok(bytes as u64)
 }
 
-fn show_size(b: u64) -> String {
+pub(super) fn show_size(b: u64) -> String {
     match b {
         0 => "0".into(),
+        b if b % (1 << 40) == 0 => format!("{}t", b >> 40),
         b if b % (1 << 30) == 0 => format!("{}g", b >> 30),
         b if b % (1 << 20) == 0 => format!("{}m", b >> 20),
         b if b % (1 << 10) == 0 => format!("{}k", b >> 10),
@@ -229,6 +236,7 @@ fn show_size(b: u64) -> String {
 /// Parses counts and rates: `1000`, `1e6`, `250k`, `2M`, `1G` (decimal multiples).
 pub fn parse_number(text: &str) -> Result<f64, String> {
     let t = text.trim();
+    let shown = shown_value(t);
     let (num, mult) = match t.chars().last() {
         Some('k') | Some('K') => (&t[..t.len() - 1], 1e3),
         Some('M') => (&t[..t.len() - 1], 1e6),
@@ -237,18 +245,29 @@ pub fn parse_number(text: &str) -> Result<f64, String> {
     };
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("`{text}`: expected a number such as 1000, 1e6 or 250k"))?;
+        .map_err(|_| format!("`{shown}`: expected a number such as 1000, 1e6 or 250k"))?;
     let v = v * mult;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("`{text}`: must be a non-negative number"));
+        return Err(format!("`{shown}`: must be a non-negative number"));
     }
     Ok(v)
 }
 
-fn parse_count(text: &str) -> Result<u64, String> {
+/// Parses a whole count (`1000`, `1e6`, `250k`); at most 2^63 - 1 (what a configuration
+/// holds).
+pub fn parse_count(text: &str) -> Result<u64, String> {
     let v = parse_number(text)?;
-    if v.fract() != 0.0 || v > u64::MAX as f64 {
-        return Err(format!("`{text}`: must be a whole number"));
+    if v.fract() != 0.0 {
+        return Err(format!(
+            "`{}`: must be a whole number",
+            shown_value(text.trim())
+        ));
+    }
+    if v > MAX_CONFIG_INTEGER as f64 {
+        return Err(format!(
+            "`{}`: too large (allowed: 0 ..= {MAX_CONFIG_INTEGER})",
+            shown_value(text.trim())
+        ));
     }
     Ok(v as u64)
 }
@@ -256,8 +275,12 @@ fn parse_count(text: &str) -> Result<u64, String> {
 /// Parses `500ms`, `2s`, `100us`, `250ns`, `1min` into nanoseconds.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let t = text.trim();
+    let shown = shown_value(t);
+    if t.starts_with('-') {
+        return Err(format!("`{shown}`: a duration cannot be negative"));
+    }
     let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E'))
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let scale = match unit.trim() {
@@ -266,62 +289,199 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         "ms" => 1e6,
         "s" => 1e9,
         "min" => 60e9,
-        "" => return Err(format!("`{text}`: add a unit (ns, us, ms, s, min)")),
+        "" => return Err(format!("`{shown}`: add a unit (ns, us, ms, s, min)")),
         other => {
             return Err(format!(
-                "`{text}`: unknown time unit `{other}` (ns, us, ms, s, min)"
+                "`{shown}`: unknown time unit `{}` (ns, us, ms, s, min)",
+                shown_value(other)
             ))
         }
     };
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("`{text}`: expected a duration such as 500ms or 2s"))?;
+        .map_err(|_| format!("`{shown}`: expected a duration such as 500ms or 2s"))?;
     let ns = v * scale;
     if !ns.is_finite() || ns < 0.0 {
-        return Err(format!("`{text}`: must be a non-negative duration"));
+        return Err(format!("`{shown}`: must be a non-negative duration"));
+    }
+    if ns > MAX_SIMULATED_NS as f64 {
+        return Err(format!(
+            "`{shown}`: longer than the simulated clock holds (allowed: up to {MAX_SIMULATED_NS} ns, about 146 years)"
+        ));
     }
     Ok(ns.round() as u64)
 }
 
 fn parse_fraction(text: &str) -> Result<f64, String> {
-    text.trim()
-        .parse::<f64>()
-        .map_err(|_| format!("`{text}`: expected a fraction such as 0.7"))
+    text.trim().parse::<f64>().map_err(|_| {
+        format!(
+            "`{}`: expected a number such as 0.7",
+            shown_value(text.trim())
+        )
+    })
+}
+
+/// The keys of the compact syntax (aliases first) and the `[workload]` field each sets
+/// (`hot` sets hot_space and hot_access).
+const KEYS: &[(&[&str], &str)] = &[
+    (&["bs", "block_size"], "block_size"),
+    (&["qd", "queue_depth"], "queue_depth"),
+    (&["rate", "rate_iops"], "rate_iops"),
+    (&["arrival"], "arrival"),
+    (&["count"], "count"),
+    (&["duration", "duration_ns"], "duration_ns"),
+    (&["read", "read_fraction"], "read_fraction"),
+    (&["trim", "trim_fraction"], "trim_fraction"),
+    (&["flush", "flush_every"], "flush_every"),
+    (&["pattern"], "pattern"),
+    (&["theta", "zipf_theta"], "zipf_theta"),
+    (&["hot"], "hot_space"),
+    (&["align", "align_bytes"], "align_bytes"),
+    (&["range", "range_fraction"], "range_fraction"),
+    (&["deadline", "deadline_ns"], "deadline_ns"),
+];
+
+/// The field a key of the compact syntax sets.
+fn field_of(key: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .find(|(keys, _)| keys.contains(&key))
+        .map(|(_, field)| *field)
+}
+
+/// The short names of every key, for messages.
+fn key_names() -> String {
+    KEYS.iter()
+        .map(|(keys, _)| keys[0])
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Parses the compact workload syntax (see [`SPEC_HELP`]) into a checked configuration.
 pub fn parse_spec(spec: &str) -> Result<WorkloadConfig, ConfigError> {
     let spec = spec.trim();
+    let syntax = |message: String| ConfigError::Syntax {
+        location: format!("--workload {}", shown_value(spec)),
+        message,
+    };
     if spec.is_empty() {
-        return Err(ConfigError::Syntax {
-            location: "--workload".into(),
-            message: "empty workload; expected KIND[:KEY=VALUE,...], e.g. randwrite:bs=4k,qd=32"
-                .into(),
-        });
+        return Err(syntax(
+            "empty workload; expected KIND[:KEY=VALUE,...], e.g. randwrite:bs=4k,qd=32".into(),
+        ));
     }
     let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
     let mut w = base_for_kind(kind.trim())?;
-    let mut seen: Vec<String> = Vec::new();
+    // (field, value as given), to show in range errors.
+    let mut given: Vec<(&'static str, String)> = Vec::new();
     for item in split_items(rest) {
-        let (key, value) = item.split_once('=').ok_or_else(|| ConfigError::Syntax {
-            location: format!("--workload {spec}"),
-            message: format!("`{item}`: expected KEY=VALUE"),
+        let (key, value) = item.split_once('=').ok_or_else(|| {
+            syntax(format!(
+                "`{}`: expected KEY=VALUE, e.g. bs=4k",
+                shown_value(item.trim())
+            ))
         })?;
-        let key = key.trim();
-        if seen.iter().any(|k| k == key) {
-            return Err(ConfigError::Syntax {
-                location: format!("--workload {spec}"),
-                message: format!("key `{key}` is given twice"),
-            });
+        let (key, value) = (key.trim(), value.trim());
+        let field = field_of(key).ok_or_else(|| ConfigError::Unknown {
+            kind: "workload key",
+            name: shown_value(key),
+            known: key_names(),
+        })?;
+        if given.iter().any(|(f, _)| *f == field) {
+            return Err(syntax(format!(
+                "`{key}`: workload.{field} is already given"
+            )));
         }
-        seen.push(key.to_string());
         if w.pattern == Pattern::Desktop {
             refuse_for_desktop(key)?;
         }
-        apply_key(&mut w, key, value.trim())?;
+        apply_key(&mut w, key, value)?;
+        match (field, value.split_once(':')) {
+            ("hot_space", Some((space, access))) => {
+                given.push(("hot_space", space.to_string()));
+                given.push(("hot_access", access.to_string()));
+            }
+            _ => given.push((field, value.to_string())),
+        }
     }
-    w.validate()?;
+    refuse_unused_keys(&w, kind.trim(), &given)?;
+    w.validate().map_err(|e| as_given(e, &given))?;
     Ok(w)
+}
+
+/// Refuses keys the workload would silently ignore: a queue depth with a rate (open loop),
+/// arrivals without a rate, a Zipf exponent without the Zipf pattern, a hot/cold split that
+/// replaces the kind's pattern.
+fn refuse_unused_keys(
+    w: &WorkloadConfig,
+    kind: &str,
+    given: &[(&str, String)],
+) -> Result<(), ConfigError> {
+    let has = |field: &str| given.iter().any(|(f, _)| *f == field);
+    let unused = |field: &str, reason: &str| ConfigError::Field {
+        field: format!("workload.{field}"),
+        message: reason.to_string(),
+    };
+    if has("queue_depth") && has("rate_iops") {
+        return Err(unused(
+            "queue_depth",
+            "qd keeps requests outstanding in a closed loop, rate makes it an open loop: give qd or rate, not both",
+        ));
+    }
+    if has("arrival") && w.rate_iops == 0.0 {
+        return Err(unused(
+            "arrival",
+            "arrival times apply to an open loop: add rate=REQUESTS_PER_S (or leave arrival out)",
+        ));
+    }
+    if has("zipf_theta") && w.pattern != Pattern::Zipf {
+        return Err(unused(
+            "zipf_theta",
+            "theta applies to the zipf pattern: use the zipf kind (zipf:theta=...) or pattern=zipf",
+        ));
+    }
+    let kind_pattern = !matches!(
+        kind,
+        "randwrite" | "randread" | "randrw" | "custom" | "hotcold"
+    );
+    if has("hot_space") && (w.pattern != Pattern::Hotcold || kind_pattern) {
+        return Err(unused(
+            "hot_space",
+            "hot makes the pattern hotcold, which replaces this kind's or pattern's own: use hotcold:hot=... or a rand* kind",
+        ));
+    }
+    Ok(())
+}
+
+/// Shows a range error's value as the user wrote it (`1e12`, not the clamped number).
+fn as_given(err: ConfigError, given: &[(&str, String)]) -> ConfigError {
+    let lookup = |field: &str, value: String| {
+        field
+            .strip_prefix("workload.")
+            .and_then(|f| given.iter().find(|(g, _)| *g == f))
+            .map_or(value, |(_, text)| shown_value(text))
+    };
+    match err {
+        ConfigError::OutOfRange {
+            field,
+            value,
+            allowed,
+        } => ConfigError::OutOfRange {
+            value: lookup(&field, value),
+            field,
+            allowed,
+        },
+        ConfigError::Invalid {
+            field,
+            value,
+            reason,
+            allowed,
+        } => ConfigError::Invalid {
+            value: lookup(&field, value),
+            field,
+            reason,
+            allowed,
+        },
+        other => other,
+    }
 }
 
 /// Keys of the compact syntax that the desktop kind does not take, with their fields.
@@ -349,12 +509,14 @@ fn refuse_for_desktop(key: &str) -> Result<(), ConfigError> {
     }
 }
 
-/// Splits `k=v,k=v` at commas that start a new `key=` (so `bs=4k:70,64k:30` stays whole).
+/// Splits `k=v,k=v` at commas that start a new `key=`; a part without `=` continues only a
+/// size mix (`bs=4k:70,64k:30` stays whole), anything else stands alone (and is refused as
+/// not KEY=VALUE).
 fn split_items(rest: &str) -> Vec<String> {
     let mut items: Vec<String> = Vec::new();
     for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
         match items.last_mut() {
-            Some(last) if !part.contains('=') => {
+            Some(last) if !part.contains('=') && part.contains(':') && is_size_mix(last) => {
                 last.push(',');
                 last.push_str(part);
             }
@@ -362,6 +524,13 @@ fn split_items(rest: &str) -> Vec<String> {
         }
     }
     items
+}
+
+/// Whether `item` is `bs=` (or `block_size=`) with a weighted mix.
+fn is_size_mix(item: &str) -> bool {
+    item.split_once('=').is_some_and(|(key, value)| {
+        matches!(key.trim(), "bs" | "block_size") && value.contains(':')
+    })
 }
 
 fn base_for_kind(kind: &str) -> Result<WorkloadConfig, ConfigError> {
@@ -376,14 +545,18 @@ fn base_for_kind(kind: &str) -> Result<WorkloadConfig, ConfigError> {
             "seqrw" => (Pattern::Sequential, 0.5),
             "zipf" => (Pattern::Zipf, w.read_fraction),
             "hotcold" => (Pattern::Hotcold, w.read_fraction),
-            "custom" | "" => (w.pattern, w.read_fraction),
+            "custom" => (w.pattern, w.read_fraction),
+            "" => return Err(ConfigError::Syntax {
+                location: "--workload".into(),
+                message: "no workload kind before `:`; expected KIND[:KEY=VALUE,...] with KIND one of randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom (the defaults), desktop".into(),
+            }),
             "desktop" => {
                 w.arrival = Arrival::Bursty;
                 (Pattern::Desktop, w.read_fraction)
             }
             other => return Err(ConfigError::Unknown {
                 kind: "workload kind",
-                name: other.to_string(),
+                name: shown_value(other),
                 known:
                     "randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom, desktop"
                         .into(),
@@ -407,6 +580,7 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
         "bs" | "block_size" => w.block_size = value.parse().map_err(wrap("block_size"))?,
         "qd" | "queue_depth" => {
             let qd = parse_count(value).map_err(wrap("queue_depth"))?;
+            // Out of range either way; the range check names the value as given.
             w.queue_depth = u32::try_from(qd).unwrap_or(u32::MAX);
         }
         "rate" | "rate_iops" => w.rate_iops = parse_number(value).map_err(wrap("rate_iops"))?,
@@ -414,21 +588,34 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
         "duration" | "duration_ns" => {
             w.duration_ns = parse_duration_ns(value).map_err(wrap("duration_ns"))?
         }
-        "read" | "read_fraction" => w.read_fraction = parse_fraction(value).map_err(wrap("read_fraction"))?,
-        "trim" | "trim_fraction" => w.trim_fraction = parse_fraction(value).map_err(wrap("trim_fraction"))?,
-        "flush" | "flush_every" => w.flush_every = parse_count(value).map_err(wrap("flush_every"))?,
-        "theta" | "zipf_theta" => w.zipf_theta = parse_fraction(value).map_err(wrap("zipf_theta"))?,
+        "read" | "read_fraction" => {
+            w.read_fraction = parse_fraction(value).map_err(wrap("read_fraction"))?
+        }
+        "trim" | "trim_fraction" => {
+            w.trim_fraction = parse_fraction(value).map_err(wrap("trim_fraction"))?
+        }
+        "flush" | "flush_every" => {
+            w.flush_every = parse_count(value).map_err(wrap("flush_every"))?
+        }
+        "theta" | "zipf_theta" => {
+            w.zipf_theta = parse_fraction(value).map_err(wrap("zipf_theta"))?
+        }
         "range" | "range_fraction" => {
             w.range_fraction = parse_fraction(value).map_err(wrap("range_fraction"))?
         }
-        "align" | "align_bytes" => w.align_bytes = parse_size(value).map_err(wrap("align_bytes"))?,
+        "align" | "align_bytes" => {
+            w.align_bytes = parse_size(value).map_err(wrap("align_bytes"))?
+        }
         "deadline" | "deadline_ns" => {
             w.deadline_ns = parse_duration_ns(value).map_err(wrap("deadline_ns"))?
         }
         "hot" => {
             let (space, access) = value.split_once(':').ok_or_else(|| ConfigError::Field {
                 field: field("hot_space"),
-                message: format!("`{value}`: expected SPACE:ACCESS, e.g. 0.2:0.8"),
+                message: format!(
+                    "`{}`: expected SPACE:ACCESS, e.g. 0.2:0.8",
+                    shown_value(value)
+                ),
             })?;
             w.hot_space = parse_fraction(space).map_err(wrap("hot_space"))?;
             w.hot_access = parse_fraction(access).map_err(wrap("hot_access"))?;
@@ -443,7 +630,7 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
                 "desktop" => {
                     return Err(ConfigError::invalid(
                         field("pattern"),
-                        value,
+                        shown_value(value),
                         "desktop is a workload kind, not a pattern: use --workload desktop:...",
                         "sequential | uniform | zipf | hotcold",
                     ))
@@ -451,7 +638,7 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
                 other => {
                     return Err(ConfigError::invalid(
                         field("pattern"),
-                        other,
+                        shown_value(other),
                         "unknown pattern",
                         "sequential | uniform | zipf | hotcold",
                     ))
@@ -464,15 +651,20 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
                 "fixed" => Arrival::Fixed,
                 "bursty" => Arrival::Bursty,
                 other => {
-                    return Err(ConfigError::invalid(field("arrival"), other, "unknown arrival", "poisson | fixed | bursty"))
+                    return Err(ConfigError::invalid(
+                        field("arrival"),
+                        shown_value(other),
+                        "unknown arrival",
+                        "poisson | fixed | bursty",
+                    ))
                 }
             }
         }
         other => {
             return Err(ConfigError::Unknown {
                 kind: "workload key",
-                name: other.to_string(),
-                known: "bs, qd, rate, arrival, count, duration, read, trim, flush, pattern, theta, hot, align, range, deadline".into(),
+                name: shown_value(other),
+                known: key_names(),
             })
         }
     }

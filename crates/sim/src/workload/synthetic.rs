@@ -9,7 +9,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::desktop::{DesktopModel, ThinkTime, CLUSTER_BYTES, WORKLOAD_FOOTPRINT_FRACTION};
 use super::{Arrival, LoopMode, Pattern, RequestSource, SizeSpec, WorkloadConfig};
-use crate::config::ConfigError;
+use crate::config::{ConfigError, MAX_SIMULATED_NS};
 use crate::host::{Op, Request};
 use crate::SimError;
 
@@ -49,7 +49,16 @@ impl SyntheticSource {
         } else {
             w.align_bytes
         };
-        let space = ((logical_bytes as f64 * w.range_fraction) as u64) / align * align;
+        let range = (logical_bytes as f64 * w.range_fraction) as u64;
+        if align > range {
+            return Err(ConfigError::invalid(
+                "workload.align_bytes",
+                super::spec::show_size(align),
+                format!("larger than the {range} bytes the workload addresses"),
+                format!("0 (the request size) or multiples of 512 up to {range}"),
+            ));
+        }
+        let space = range / align * align;
         let desktop = if desktop {
             let footprint = (space as f64 * WORKLOAD_FOOTPRINT_FRACTION) as u64;
             let share = WORKLOAD_FOOTPRINT_FRACTION * 100.0;
@@ -186,7 +195,7 @@ impl SyntheticSource {
             (None, Some(think)) => think.gap_ns(&mut self.rng),
             (None, None) => (1e9 / self.w.rate_iops).round() as u64,
         };
-        self.next_arrival_ns = at + gap;
+        self.next_arrival_ns = at.saturating_add(gap);
         at
     }
 }
@@ -200,6 +209,15 @@ impl RequestSource for SyntheticSource {
         let arrival = if open { self.next_arrival() } else { now_ns };
         if self.w.duration_ns > 0 && arrival >= self.w.duration_ns {
             return Ok(None);
+        }
+        if arrival > MAX_SIMULATED_NS {
+            return Err(SimError::Input {
+                location: "workload.rate_iops".into(),
+                message: format!(
+                    "request {} would arrive after {arrival} ns, beyond the 146 years (2^62 ns) the simulated clock holds; raise the rate or lower workload.count",
+                    self.issued + 1
+                ),
+            });
         }
         self.issued += 1;
         let (op, offset, len) = if let Some(model) = &mut self.desktop {

@@ -323,6 +323,14 @@ impl Blocks {
         Ok(())
     }
 
+    /// Bytes [`Blocks::new`] would allocate (what [`Blocks::state_bytes`] then reports).
+    pub fn estimate_bytes(layout: &Layout, units_per_page: u32) -> u64 {
+        let blocks = u64::from(layout.blocks());
+        let heads =
+            u64::from(layout.planes()) * (u64::from(layout.pages_per_block * units_per_page) + 1);
+        blocks * (std::mem::size_of::<BlockInfo>() as u64 + 8) + heads * 4
+    }
+
     pub fn state_bytes(&self) -> u64 {
         (self.info.len() * std::mem::size_of::<BlockInfo>()
             + self.heads.len() * 4

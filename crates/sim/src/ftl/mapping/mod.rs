@@ -7,11 +7,12 @@
 //! stale copy is invalidated and which block is the best victim is decided here, once.
 
 pub mod blocks;
+pub mod headroom;
 mod sizing;
 mod table;
 
 pub use blocks::{BlockState, Blocks, Stream};
-pub use sizing::{logical_units, units_per_page};
+pub use sizing::{estimate_state_bytes, logical_units, units_per_page};
 pub use table::{MapTable, UNMAPPED};
 
 use serde::{Deserialize, Serialize};

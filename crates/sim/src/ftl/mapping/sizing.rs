@@ -57,12 +57,33 @@ pub fn logical_units(
     }
     let logical_units = (total_units as f64 * (1.0 - over_provisioning)).floor() as u32;
     if logical_units == 0 {
+        // At least one of the device's units must stay logical.
+        let max = ((1.0 - 1.0 / total_units as f64) * 1e4).floor() / 1e4;
         return Err(ConfigError::invalid(
             "ftl.over_provisioning",
             over_provisioning,
-            "leaves no logical space",
-            "0.0 ..= 0.95",
+            format!("leaves no logical unit of the device's {total_units}"),
+            format!("0 ..= {max}, or a larger device"),
         ));
     }
     Ok(logical_units)
+}
+
+/// Bytes the mapping table and block bookkeeping of a page-mapping FTL would take on this
+/// device, from the `[ftl]` table's `mapping_unit_bytes` and `over_provisioning` (every
+/// registered FTL maps pages through [`super::MapTable`] and [`super::Blocks`]).
+pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigError> {
+    let ftl = config.ftl_name();
+    let setting = |key: &str| config.ftl.get(key);
+    let unit_bytes = setting("mapping_unit_bytes")
+        .and_then(toml::Value::as_integer)
+        .and_then(|v| u32::try_from(v).ok())
+        .unwrap_or(4096);
+    let over_provisioning = setting("over_provisioning")
+        .and_then(toml::Value::as_float)
+        .unwrap_or(0.07);
+    let upp = units_per_page(config, unit_bytes, ftl)?;
+    let logical = logical_units(&config.geometry, upp, unit_bytes, over_provisioning, ftl)?;
+    let layout = crate::nand::Layout::new(&config.geometry);
+    Ok(super::MapTable::estimate_bytes(logical) + super::Blocks::estimate_bytes(&layout, upp))
 }

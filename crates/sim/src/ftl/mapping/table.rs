@@ -131,4 +131,9 @@ impl MapTable {
     pub fn state_bytes(&self) -> u64 {
         self.l2p.len() as u64 * 4
     }
+
+    /// Bytes [`MapTable::new`] would allocate for `logical_units`.
+    pub fn estimate_bytes(logical_units: u32) -> u64 {
+        u64::from(logical_units) * 4
+    }
 }

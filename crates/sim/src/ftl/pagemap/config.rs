@@ -2,7 +2,7 @@
 
 use super::VictimPolicy;
 use crate::config::{ConfigError, ExperimentConfig, Geometry};
-use crate::ftl::mapping::{logical_units, units_per_page};
+use crate::ftl::mapping::{headroom, logical_units, units_per_page};
 use crate::settings;
 
 settings! {
@@ -66,7 +66,15 @@ impl PagemapConfig {
         } else {
             1
         };
-        let spare_blocks_per_die = self.check_spare_blocks(g, planes_per_program)?;
+        let spare_blocks_per_die =
+            self.check_spare_blocks(g, units_per_page, planes_per_program)?;
+        headroom::check_die_balance(
+            g,
+            units_per_page,
+            self.over_provisioning,
+            self.reserved_blocks(planes_per_program),
+            "pagemap",
+        )?;
         let logical_units = logical_units(
             g,
             units_per_page,
@@ -84,11 +92,18 @@ impl PagemapConfig {
         })
     }
 
-    /// Spare blocks per die, checked against what the FTL keeps out of circulation: the open
-    /// host and GC blocks (one per plane of a program) and the foreground reserve.
+    /// Blocks per die out of circulation: the open host and GC blocks (one per plane of a
+    /// program) and the foreground reserve.
+    fn reserved_blocks(&self, planes_per_program: u32) -> f64 {
+        f64::from((2 + self.gc_foreground_free_blocks) * planes_per_program)
+    }
+
+    /// Spare blocks per die, checked against the blocks out of circulation. The smallest
+    /// over-provisioning named also keeps the dies balanced ([`headroom::check_die_balance`]).
     fn check_spare_blocks(
         &self,
         g: &Geometry,
+        units_per_page: u32,
         planes_per_program: u32,
     ) -> Result<f64, ConfigError> {
         const MAX_OP: f64 = 0.95;
@@ -102,13 +117,15 @@ impl PagemapConfig {
         }
         let blocks_per_die = f64::from(g.planes_per_die * g.blocks_per_plane);
         let spare = blocks_per_die * self.over_provisioning;
-        let needed =
-            f64::from(2 * planes_per_program + self.gc_foreground_free_blocks * planes_per_program);
+        let needed = self.reserved_blocks(planes_per_program);
         if spare >= needed {
             return Ok(spare);
         }
         let what = "open host and GC blocks plus ftl.gc_foreground_free_blocks";
-        let min_op = (needed / blocks_per_die * 1e4).ceil() / 1e4;
+        let min_op = headroom::balance_min_op(g, units_per_page, needed)
+            .map_or(f64::INFINITY, |balanced| {
+                balanced.max((needed / blocks_per_die * 1e4).ceil() / 1e4)
+            });
         if min_op > MAX_OP {
             let min_blocks = (needed / (MAX_OP * f64::from(g.planes_per_die))).ceil();
             return Err(ConfigError::invalid(
