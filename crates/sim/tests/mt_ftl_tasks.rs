@@ -77,3 +77,61 @@ fn gc_can_hold_the_die_for_a_whole_victim() {
         nand_pends(&page)
     );
 }
+
+/// Debug builds check that a task changes the mapping table, the block metadata or a die's
+/// NAND only while it holds the semaphore guarding it (`ftl/mtftl/guard.rs`): writes (whole
+/// and partial units), trims, reads and GC (copybacks, and read pages packed into GC pages;
+/// both GC hold modes) on 8 tasks with a NAND semaphore per die, timed and functional, every
+/// sector read checked. A task path that skips one of its semaphores fails here.
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the lock discipline is checked in debug builds only"
+)]
+fn tasks_change_shared_state_only_under_its_semaphore() {
+    use flashlab_sim::testing;
+    let variants: [&[&str]; 3] = [
+        &["ftl.gc_nand_hold=\"page\"", "run.functional_only=false"],
+        &[
+            "ftl.gc_nand_hold=\"victim\"",
+            "ftl.gc_copyback=false",
+            "run.functional_only=true",
+        ],
+        &[
+            "ftl.gc_nand_hold=\"page\"",
+            "geometry.page_bytes=16384",
+            "geometry.oob_bytes=448",
+            "ftl.mapping_unit_bytes=4096",
+            "run.functional_only=false",
+        ],
+    ];
+    for variant in variants {
+        let mut sets = vec![
+            "ftl.name=\"mt-ftl\"",
+            "ftl.tasks=8",
+            "ftl.nand_lock=\"die\"",
+            "geometry.channels=2",
+            "geometry.chips_per_channel=2",
+            "geometry.dies_per_chip=1",
+            "geometry.planes_per_die=1",
+            "geometry.blocks_per_plane=16",
+            "geometry.pages_per_block=8",
+            "geometry.page_bytes=4096",
+            "ftl.over_provisioning=0.4",
+            "run.precondition=1.0",
+            "run.precondition_max_passes=1",
+        ];
+        sets.extend_from_slice(variant);
+        let cfg = ExperimentConfig::with_sets("default", &sets).expect("valid settings");
+        let logical = testing::logical_sectors(&cfg).expect("a device");
+        let steps = testing::random_steps(11, 3000, logical);
+        let o = testing::run_steps(&cfg, &steps, 16).unwrap_or_else(|e| panic!("{variant:?}: {e}"));
+        assert_eq!(o.checked_sectors, o.sectors_read);
+        let counters = &o.ftl_report["counters"];
+        let moved = |what: &str| counters[what].as_u64().unwrap_or(0);
+        assert!(
+            moved("gc_copyback_pages") + moved("gc_programmed_pages") > 0,
+            "{variant:?}: no GC"
+        );
+    }
+}
