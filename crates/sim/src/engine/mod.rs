@@ -63,6 +63,8 @@ struct ReqState {
     deadline_ns: u64,
     subs_left: u32,
     version: u64,
+    /// Admission order.
+    seq: u64,
     /// Counted in the statistics (false for a source's warm-up prefix).
     measured: bool,
 }
@@ -509,6 +511,7 @@ impl Simulation {
             deadline_ns,
             subs_left: 0,
             version,
+            seq: self.requests_admitted,
             measured,
         });
         if self.order.arrive(id, r.op, first, count) {
@@ -767,6 +770,7 @@ impl Simulation {
                     sectors: s.sectors,
                     version: r.version,
                     deadline_ns: r.deadline_ns,
+                    arrival_seq: r.seq,
                 };
                 self.ftl.submit(&mut ctx, &request)
             }

@@ -2,7 +2,9 @@
 //! run as one task (`st-ftl`): multithreaded-ftl-ucos.txt, Fig. 2.
 //!
 //! - **Tasks** ([`crate::rtos`]): `tasks` FTL tasks each take one host request at a time from
-//!   the host queue (a counting semaphore the host interface posts) and run it to the end; a
+//!   the host queue (a counting semaphore the host interface posts) and run it to the end; the
+//!   queue is in arrival order (a request the host interface held back until an earlier
+//!   overlapping one finished takes its arrival place, as in the board's FIFO queue); a
 //!   lowest-priority **monitor** runs when every FTL task sleeps or pends, polls the NAND and
 //!   resumes the task whose operation finished. With `task_priority = "request-age"` (the
 //!   default) a task that takes a request lowers its priority below every other busy task
@@ -507,7 +509,10 @@ impl Ftl for MtFtl {
     }
 
     fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        self.core.queue.push_back(*sub);
+        // In arrival order: a request that waited for an overlapping one keeps its place.
+        let queue = &mut self.core.queue;
+        let place = queue.partition_point(|q| q.arrival_seq <= sub.arrival_seq);
+        queue.insert(place, *sub);
         self.kernel.post(self.core.sems.host_queue, ctx.now());
         self.run_kernel(ctx)
     }
