@@ -130,3 +130,31 @@ def test_largest_max_requests_reads_everything() -> None:
 
 def test_paths_may_be_bytes_or_path_like() -> None:
     assert trace_stats(path=bytes(TPCC))["stats"] == trace_stats(path=str(TPCC))["stats"]
+
+
+def _memory_available() -> int:
+    with open("/proc/meminfo", encoding="ascii") as info:
+        line = next(line for line in info if line.startswith("MemAvailable:"))
+    return int(line.split()[1]) * 1024
+
+
+def test_a_device_beyond_the_memory_is_refused_before_it_is_allocated() -> None:
+    # About twice the memory available (`default` needs about 1 MiB per block per plane).
+    blocks = min(max(2 * _memory_available() // (1 << 20), 32_767), 262_143)
+    with pytest.raises(flashlab.ConfigError, match="memory available") as refused:
+        flashlab.run(workload="randwrite:count=10", set={"geometry.blocks_per_plane": blocks})
+    assert "run.max_memory_bytes" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"trace": TPCC, "workload": "randread:count=10"}, "workload"),
+        ({"trace": TPCC, "set": {"workload.count": 10}}, "set workload.count"),
+        ({"workload": "randread:count=10", "set": {"trace.replay": "closed"}}, "set trace.replay"),
+        ({"workload": "randread:count=10", "trace_format": "msr"}, "set trace.format"),
+    ],
+)
+def test_settings_the_run_would_ignore_are_refused(arguments: dict[str, Any], named: str) -> None:
+    with pytest.raises(flashlab.ConfigError, match=named):
+        flashlab.run(**arguments)

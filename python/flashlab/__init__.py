@@ -125,7 +125,13 @@ def run(
     if seed is not None:
         sets.append(f"run.seed={_int('seed', seed)}")
     if trace is not None:
-        sets.append(f"trace.path={_toml_value(_path('trace', trace))}")
+        trace_path = _path("trace", trace)
+        if workload is not None:
+            raise ConfigError(
+                "workload: a trace replaces the synthetic workload: give trace= or workload=, "
+                "not both"
+            )
+        sets.append(f"trace.path={_toml_value(trace_path)}")
     if trace_format is not None:
         sets.append(f"trace.format={_toml_value(_str('trace_format', trace_format))}")
     sets.extend(_set_overrides(set))

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use flashlab_sim::experiment::mt_ftl::{Study, StudyOptions};
+use flashlab_sim::experiment::mt_ftl::{Study, StudyMode, StudyOptions};
 use flashlab_sim::stats::format_ns;
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
@@ -23,9 +23,17 @@ pub struct MtFtlArgs {
     /// Output directory (table.txt, results.csv, results.json, *.svg)
     #[arg(short, long, default_value = "mt-ftl-study")]
     out: PathBuf,
-    /// Workload (--workload syntax; its qd is replaced by each queue depth)
+    /// Workload (--workload syntax; its qd is replaced by each queue depth, its pacing by
+    /// --mode and, in bounded-open mode, its rate by --rate)
     #[arg(short, long, default_value = flashlab_sim::experiment::mt_ftl::DEFAULT_WORKLOAD)]
     workload: String,
+    /// Pacing: closed (qd requests outstanding) or bounded-open (arrivals at --rate, at most qd
+    /// in the device, the rest wait host-side; response time from arrival)
+    #[arg(long, default_value = flashlab_sim::experiment::mt_ftl::DEFAULT_MODE.name())]
+    mode: StudyMode,
+    /// Mean arrival rate of bounded-open mode, requests/s (the workload's arrival process)
+    #[arg(long, default_value_t = flashlab_sim::experiment::mt_ftl::DEFAULT_RATE_IOPS)]
+    rate: f64,
     /// Queue depths, comma separated
     #[arg(
         long,
@@ -71,6 +79,8 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
 fn mt_ftl(a: &MtFtlArgs) -> i32 {
     let options = StudyOptions {
         workload: a.workload.clone(),
+        mode: a.mode,
+        rate_iops: a.rate,
         queue_depths: a.queue_depths.clone(),
         requests: a.requests,
         board_blocks_per_plane: a.board_blocks_per_plane,
@@ -152,16 +162,21 @@ fn write_outputs(dir: &Path, results: Output, study: &Study, table: &str) -> i32
             return code;
         }
     }
+    let mode = study.options.mode.name();
+    let board_titles = [
+        format!("mt-board: average response time (Fig. 3), {mode}"),
+        format!("mt-board: worst response time (Fig. 4), {mode}"),
+    ];
     let mut plots = vec![
         (
             "board-mean.svg",
-            "mt-board: average response time (Fig. 3)",
+            board_titles[0].as_str(),
             Metric::Mean,
             "mt-board",
         ),
         (
             "board-worst.svg",
-            "mt-board: worst response time (Fig. 4)",
+            board_titles[1].as_str(),
             Metric::Max,
             "mt-board",
         ),
@@ -169,7 +184,7 @@ fn write_outputs(dir: &Path, results: Output, study: &Study, table: &str) -> i32
     let devices: Vec<String> = study.options.ssd_presets.clone();
     let titles: Vec<String> = devices
         .iter()
-        .map(|d| format!("{d}-sized SSD: average response time"))
+        .map(|d| format!("{d}-sized SSD: average response time, {mode}"))
         .collect();
     let files: Vec<String> = devices.iter().map(|d| format!("{d}-mean.svg")).collect();
     for i in 0..devices.len() {
@@ -199,8 +214,15 @@ fn write_outputs(dir: &Path, results: Output, study: &Study, table: &str) -> i32
 /// The table: one row per device, FTL and queue depth, with mt-ftl's gain over st-ftl.
 fn render_table(study: &Study) -> String {
     let mut out = String::new();
+    let o = &study.options;
     out.push_str(&format!(
-        "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>8} {:>8} {:>9} {:>10} {:>10}\n",
+        "mode {} ({}); workload {}\n",
+        o.mode.name(),
+        o.mode.describe(o.rate_iops),
+        o.workload
+    ));
+    out.push_str(&format!(
+        "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>12} {:>8} {:>8} {:>9} {:>10} {:>10}\n",
         "device",
         "ftl",
         "tasks",
@@ -208,6 +230,7 @@ fn render_table(study: &Study) -> String {
         "mean",
         "p99",
         "max",
+        "host wait",
         "gain",
         "worst",
         "cpu busy",
@@ -225,7 +248,7 @@ fn render_table(study: &Study) -> String {
             )
         });
         out.push_str(&format!(
-            "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>8} {:>8} {:>8.1}% {:>10} {:>10}\n",
+            "{:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>12} {:>8} {:>8} {:>8.1}% {:>10} {:>10}\n",
             p.device,
             p.ftl,
             p.tasks,
@@ -233,6 +256,7 @@ fn render_table(study: &Study) -> String {
             format_ns(p.mean_ns),
             format_ns(p.p99_ns as f64),
             format_ns(p.max_ns as f64),
+            format_ns(p.host_wait_mean_ns),
             g,
             w,
             100.0 * p.cpu_utilisation,
@@ -241,7 +265,9 @@ fn render_table(study: &Study) -> String {
         ));
     }
     out.push_str(
-        "gain: 1 - mean(mt-ftl)/mean(st-ftl); worst: max(mt-ftl)/max(st-ftl) - 1; \
+        "mean, p99, max: response time from arrival; host wait: mean time before the device took \
+         the request (part of the response time); gain: 1 - mean(mt-ftl)/mean(st-ftl); worst: \
+         max(mt-ftl)/max(st-ftl) - 1; \
          meta wait, nand wait: metadata- and NAND-semaphore wait per request (GC holds the \
          metadata semaphore)\n",
     );

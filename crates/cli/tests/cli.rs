@@ -723,38 +723,86 @@ fn bench_writes_json_figures() {
 }
 
 #[test]
-fn experiment_mt_ftl_writes_table_csv_json_and_plots() {
-    let dir = scratch("mt-ftl-study");
+fn experiment_mt_ftl_writes_table_csv_json_and_plots_in_each_mode() {
+    for mode in ["closed", "bounded-open"] {
+        let dir = scratch(&format!("mt-ftl-study-{mode}"));
+        let out = flashlab(&[
+            "experiment",
+            "mt-ftl",
+            "--out",
+            path_str(&dir),
+            "--mode",
+            mode,
+            "--queue-depths",
+            "1,8",
+            "--requests",
+            "300",
+            "--board-blocks-per-plane",
+            "256",
+            "--ssd",
+            "",
+        ]);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        assert!(
+            out.stdout.starts_with(&format!("mode {mode} (")),
+            "{}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("mt-board") && out.stdout.contains("gain"));
+        assert!(out.stdout.contains("meta wait") && out.stdout.contains("host wait"));
+        let json = read_json(&dir.join("results.json"));
+        assert_eq!(json["schema"], "flashlab.experiment.mt-ftl/1");
+        assert_eq!(json["options"]["workload"], "desktop");
+        assert_eq!(json["options"]["mode"], mode);
+        assert_eq!(json["options"]["rate_iops"], 100.0);
+        assert_eq!(json["points"].as_array().map(Vec::len), Some(4));
+        let waited = json["points"][2]["host_wait_mean_ns"].as_f64().unwrap();
+        assert_eq!(waited > 0.0, mode == "bounded-open", "{mode}: {waited}");
+        let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 5);
+        assert!(csv
+            .lines()
+            .skip(1)
+            .all(|l| l.starts_with(&format!("{mode},"))));
+        for plot in ["board-mean.svg", "board-worst.svg"] {
+            let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
+            assert!(
+                svg.starts_with("<svg") && svg.contains("queue depth") && svg.contains(mode),
+                "{plot}"
+            );
+        }
+    }
+}
+
+#[test]
+fn experiment_mt_ftl_refuses_an_unknown_mode_and_a_rate_without_arrivals() {
+    let dir = scratch("mt-ftl-mode");
     let out = flashlab(&[
         "experiment",
         "mt-ftl",
         "--out",
         path_str(&dir),
-        "--queue-depths",
-        "1,8",
-        "--requests",
-        "300",
-        "--board-blocks-per-plane",
-        "256",
+        "--mode",
+        "open",
+    ]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("closed or bounded-open"),
+        "{}",
+        out.stderr
+    );
+    let out = flashlab(&[
+        "experiment",
+        "mt-ftl",
+        "--out",
+        path_str(&dir),
+        "--rate",
+        "0",
         "--ssd",
         "",
     ]);
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(out.stdout.contains("mt-board") && out.stdout.contains("gain"));
-    assert!(out.stdout.contains("meta wait") && out.stdout.contains("nand wait"));
-    let json = read_json(&dir.join("results.json"));
-    assert_eq!(json["schema"], "flashlab.experiment.mt-ftl/1");
-    assert_eq!(json["options"]["workload"], "desktop");
-    assert_eq!(json["points"].as_array().map(Vec::len), Some(4));
-    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 5);
-    for plot in ["board-mean.svg", "board-worst.svg"] {
-        let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
-        assert!(
-            svg.starts_with("<svg") && svg.contains("queue depth"),
-            "{plot}"
-        );
-    }
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--rate"), "{}", out.stderr);
 }
 
 #[test]

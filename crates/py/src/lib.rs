@@ -123,6 +123,37 @@ fn show_progress(p: Progress) {
     let _ = err.flush();
 }
 
+/// Refuses overrides the run would silently ignore, as `flashlab run` does: workload settings
+/// when a trace is replayed, trace settings without one (a configuration file may hold both
+/// sections as a template).
+fn refuse_unused_sets(sets: &[String], config: &ExperimentConfig) -> Result<(), SimError> {
+    let keys = sets
+        .iter()
+        .map(|s| s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim());
+    let (prefix, message) = if config.trace.enabled() {
+        (
+            "workload.",
+            format!(
+                "the workload is not used when a trace (trace.path = {}) is replayed; the trace.* \
+                 settings limit and pace a replay",
+                config.trace.path
+            ),
+        )
+    } else {
+        (
+            "trace.",
+            "applies to a trace replay: give trace= (or set trace.path), or leave it out".into(),
+        )
+    };
+    match keys.into_iter().find(|k| k.starts_with(prefix)) {
+        Some(key) => Err(SimError::Input {
+            location: format!("set {key}"),
+            message,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Runs one experiment and returns its report as JSON text (schema `flashlab.report/2`).
 ///
 /// The configuration is layered like `flashlab run`: the preset (else the file's `preset`
@@ -145,6 +176,9 @@ fn run(
             sets: &sets,
         };
         let config = ExperimentConfig::load(&source)?;
+        refuse_unused_sets(&sets, &config)?;
+        // A device beyond the machine's memory is refused before it is allocated.
+        flashlab_sim::memory::check_available(&config)?;
         let run = flashlab_sim::run_experiment_with_stop_check;
         let report = if progress {
             let result = run(&config, &mut show_progress, stop);

@@ -1,14 +1,24 @@
 //! The shape of multithreaded-ftl-ucos.txt Figs. 3 and 4 on the `mt-board` preset (4 GB, the
 //! `desktop` workload: the study's defaults, 5,000 requests per point), and the larger gain
 //! on a parallel SSD, through the same study code as `flashlab experiment mt-ftl`.
+//!
+//! The paper's directions hold in bounded-open mode (requests arrive at 100/s, the queue depth
+//! bounds how many the board holds, the response time counts from arrival): deeper queues
+//! lower the worst and the mean response time, and mt-ftl's gain over st-ftl is nil at depth 1
+//! and a few percent from depth 8 on. In closed mode the response time is the time in the
+//! device, and the mean and the worst case grow with the depth instead (docs/mt-ftl.md).
 
-use flashlab_sim::experiment::mt_ftl::{Study, StudyOptions};
+use flashlab_sim::experiment::mt_ftl::{Gain, Point, Study, StudyMode, StudyOptions};
 
-fn study() -> Study {
+const DEPTHS: [u32; 6] = [1, 2, 4, 8, 64, 256];
+const DEEP: [u32; 3] = [8, 64, 256];
+
+fn study(mode: StudyMode, queue_depths: &[u32], requests: u64, ssd: bool) -> Study {
     let options = StudyOptions {
-        queue_depths: vec![1, 2, 4, 8, 64, 256],
-        requests: 5000,
-        ssd_presets: vec!["cosmos".into()],
+        mode,
+        queue_depths: queue_depths.to_vec(),
+        requests,
+        ssd_presets: if ssd { vec!["cosmos".into()] } else { vec![] },
         ssd_tasks: vec![16],
         ..StudyOptions::default()
     };
@@ -16,47 +26,93 @@ fn study() -> Study {
     options.run(&mut |_, _, _| {}).expect("the study runs")
 }
 
+fn gain(s: &Study, device: &str, tasks: u32, qd: u32) -> Gain {
+    s.gain(device, tasks, qd).expect("a point").clone()
+}
+
+fn point(s: &Study, ftl: &str, qd: u32) -> Point {
+    s.points
+        .iter()
+        .find(|p| p.device == "mt-board" && p.ftl == ftl && p.queue_depth == qd)
+        .expect("a point")
+        .clone()
+}
+
 #[test]
-fn board_gain_is_a_few_percent_and_grows_with_depth_while_a_parallel_ssd_gains_much_more() {
-    let s = study();
-    let gain = |device: &str, tasks, qd| s.gain(device, tasks, qd).expect("a point").clone();
-    for g in s.gains.iter() {
-        eprintln!("{g:?}");
-    }
-    // Shallow queues: the same (negligible at 1-2; see docs/mt-ftl.md for depth 4).
-    for qd in [1, 2] {
-        let g = gain("mt-board", 4, qd);
-        assert!(g.mean_gain.abs() <= 0.03, "qd {qd}: {g:?}");
-    }
-    let g4 = gain("mt-board", 4, 4);
-    assert!(g4.mean_gain.abs() <= 0.08, "qd 4: {g4:?}");
-    // From depth 8 on mt-ftl is better, by a few percent (the paper: up to about 5.5%).
-    for qd in [8, 64, 256] {
-        let g = gain("mt-board", 4, qd);
-        assert!((0.01..=0.12).contains(&g.mean_gain), "qd {qd}: {g:?}");
-        assert!(
-            g.mean_gain > gain("mt-board", 4, 1).mean_gain + 0.03,
-            "qd {qd}: {g:?}"
+fn bounded_open_deeper_queues_lower_worst_and_mean_and_the_gain_grows_from_nil_to_a_few_percent() {
+    let s = study(StudyMode::BoundedOpen, &DEPTHS, 5000, true);
+    assert_eq!(StudyOptions::default().mode, StudyMode::BoundedOpen);
+    for p in &s.points {
+        eprintln!(
+            "{} {} qd {}: mean {:.3} s, max {:.3} s, host wait {:.3} s",
+            p.device,
+            p.ftl,
+            p.queue_depth,
+            p.mean_ns / 1e9,
+            p.max_ns as f64 / 1e9,
+            p.host_wait_mean_ns / 1e9
         );
     }
-    // The worst case barely changes at deep queues.
-    for qd in [64, 256] {
-        let g = gain("mt-board", 4, qd);
-        assert!(g.worst_change.abs() <= 0.2, "qd {qd}: {g:?}");
+    // Fig. 4: "The worst performance improves as the queue length increases"; the mean too.
+    for ftl in ["st-ftl", "mt-ftl"] {
+        let shallow = point(&s, ftl, 1);
+        for qd in DEEP {
+            let deep = point(&s, ftl, qd);
+            assert!(
+                (deep.max_ns as f64) < 0.97 * shallow.max_ns as f64,
+                "{ftl} worst at qd {qd}: {} vs {} at qd 1",
+                deep.max_ns,
+                shallow.max_ns
+            );
+            assert!(
+                deep.mean_ns < 0.97 * shallow.mean_ns,
+                "{ftl} mean at qd {qd}: {} vs {} at qd 1",
+                deep.mean_ns,
+                shallow.mean_ns
+            );
+        }
+        // The board is overloaded: most of the response time is the wait for the board.
+        assert!(shallow.host_wait_mean_ns > 0.9 * shallow.mean_ns, "{ftl}");
+    }
+    // Fig. 3: equal at depth 1 (the same task and working block serve everything), then the
+    // gain grows with the depth to a few percent (the paper: up to about 5.5%).
+    let g = |qd| gain(&s, "mt-board", 4, qd).mean_gain;
+    assert!(g(1).abs() <= 0.01, "qd 1: {}", g(1));
+    assert!(g(1) < g(2), "qd 2: {} vs {}", g(2), g(1));
+    for qd in [4, 8, 64, 256] {
+        assert!(g(2) < g(qd), "qd {qd}: {} vs {} at 2", g(qd), g(2));
+    }
+    for qd in DEEP {
+        assert!((0.04..=0.15).contains(&g(qd)), "qd {qd}: {}", g(qd));
+    }
+    // mt-ftl's worst case is no worse than st-ftl's at deep queues.
+    for qd in DEEP {
+        let w = gain(&s, "mt-board", 4, qd).worst_change;
+        assert!(w <= 0.02, "qd {qd}: worst change {w}");
     }
     // Where the time goes is reported: mt-ftl waits on NAND semaphores, its CPU is mostly idle.
-    let mt = s
-        .points
-        .iter()
-        .find(|p| p.device == "mt-board" && p.ftl == "mt-ftl" && p.queue_depth == 256)
-        .expect("a point");
+    let mt = point(&s, "mt-ftl", 256);
     assert!(mt.sem_wait_ns.nand > 0 && mt.cpu_utilisation > 0.0 && mt.cpu_utilisation < 0.2);
     // A parallel SSD: many times the board's gain.
-    let board = gain("mt-board", 4, 64).mean_gain;
-    let ssd = gain("cosmos", 16, 64).mean_gain;
-    assert!(ssd > 0.25 && ssd > 3.0 * board, "board {board}, ssd {ssd}");
-    for qd in [8, 64, 256] {
-        let ssd = gain("cosmos", 16, qd).mean_gain;
-        assert!(ssd > 0.25, "cosmos qd {qd}: {ssd}");
+    let board = g(64);
+    for qd in DEEP {
+        let ssd = gain(&s, "cosmos", 16, qd).mean_gain;
+        assert!(
+            ssd > 0.25 && ssd > 3.0 * board,
+            "cosmos qd {qd}: {ssd} (board {board})"
+        );
+    }
+}
+
+/// Closed loop keeps qd requests in the device: by Little's law the mean grows with the depth,
+/// and so does the worst case: the opposite of Fig. 4's direction.
+#[test]
+fn closed_loop_deeper_queues_raise_mean_and_worst() {
+    let s = study(StudyMode::Closed, &[1, 64], 2000, false);
+    for ftl in ["st-ftl", "mt-ftl"] {
+        let (shallow, deep) = (point(&s, ftl, 1), point(&s, ftl, 64));
+        assert!(deep.mean_ns > 30.0 * shallow.mean_ns, "{ftl}");
+        assert!(deep.max_ns > 3 * shallow.max_ns, "{ftl}");
+        assert_eq!(deep.host_wait_mean_ns, 0.0, "{ftl}");
     }
 }

@@ -120,6 +120,49 @@ fn closed_loop_keeps_exactly_queue_depth_outstanding() {
 }
 
 #[test]
+fn bounded_open_replay_keeps_the_trace_times_and_holds_the_rest_host_side() {
+    // Twenty times faster than recorded: more than the device keeps up with at depth 2.
+    let fast = ["trace.speedup=20"];
+    let (open, _) = replay(&config(&tpcc(), &fast)).unwrap();
+    let bounded = [
+        "trace.speedup=20",
+        "trace.replay=bounded-open",
+        "trace.queue_depth=2",
+    ];
+    let (done, report) = replay(&config(&tpcc(), &bounded)).unwrap();
+    assert_eq!(done.len(), 6999);
+    let arrivals = |d: &[CompletedRequest]| -> Vec<u64> {
+        by_arrival(d.to_vec())
+            .iter()
+            .map(|c| c.arrival_ns)
+            .collect()
+    };
+    assert_eq!(
+        arrivals(&done),
+        arrivals(&open),
+        "the trace's times, scaled"
+    );
+    assert!(done
+        .iter()
+        .all(|c| c.arrival_ns <= c.issue_ns && c.issue_ns <= c.completion_ns));
+    let mut events: Vec<(u64, i64)> = done
+        .iter()
+        .flat_map(|c| [(c.issue_ns, 1), (c.completion_ns, -1)])
+        .collect();
+    events.sort_unstable();
+    let mut in_device = 0;
+    for (_, delta) in events {
+        in_device += delta;
+        assert!(in_device <= 2);
+    }
+    let waited = done.iter().filter(|c| c.issue_ns > c.arrival_ns).count();
+    assert!(waited > 1000, "{waited} waited host-side");
+    assert!(report.host.host_wait_ns.max > 0);
+    assert_eq!(report.workload["replay"]["mode"], "bounded-open");
+    assert_eq!(report.workload["replay"]["queue_depth"], 2);
+}
+
+#[test]
 fn compaction_removes_holes_keeps_order_and_separates_devices() {
     let gib = 1u64 << 30;
     let text = format!(

@@ -7,7 +7,9 @@
 //! charged CPU time has elapsed, in the order handlers started (in-order commit). With zero
 //! CPU cost effects apply at once. In functional-only mode flash, link and CPU take no time.
 //!
-//! A host request's life: it arrives, waits behind earlier overlapping requests
+//! A host request's life: it arrives (with [`LoopMode::BoundedOpen`] pacing it first waits
+//! host-side, in arrival order, while the device holds `queue_depth` requests; its response
+//! time includes that wait), waits behind earlier overlapping requests
 //! ([`OverlapTracker`]), its command message crosses the link down (`CommandIn`), it is chopped
 //! into sub-requests; a write sub-request's data crosses the link down before the FTL gets it,
 //! a read sub-request's data crosses it up after the FTL finished (both only with
@@ -57,9 +59,13 @@ struct ReqState {
     first_sector: u64,
     sectors: u64,
     arrival_ns: u64,
+    /// When the device took it (after any host-side wait).
+    issue_ns: u64,
     deadline_ns: u64,
     subs_left: u32,
     version: u64,
+    /// Admission order.
+    seq: u64,
     /// Counted in the statistics (false for a source's warm-up prefix).
     measured: bool,
 }
@@ -71,6 +77,9 @@ pub struct CompletedRequest {
     pub offset_bytes: u64,
     pub len_bytes: u64,
     pub arrival_ns: u64,
+    /// When the device took the request: its arrival, or later when it waited host-side
+    /// (bounded-open pacing).
+    pub issue_ns: u64,
     pub completion_ns: u64,
     /// Whether the request counts in the statistics (not part of a warm-up prefix).
     pub measured: bool,
@@ -138,7 +147,12 @@ pub struct Simulation {
     stats: HostStats,
     source: Option<Box<dyn RequestSource>>,
     source_done: bool,
+    /// How the current source is paced (read once when it starts).
+    pacing: Option<LoopMode>,
     next_open: Option<(Request, bool)>,
+    /// Arrived requests waiting host-side, in arrival order, for room in the device
+    /// (bounded-open pacing), with whether they are measured.
+    host_queue: VecDeque<(Request, bool)>,
     /// When the current source started (open-loop arrival times are relative to it).
     source_start_ns: u64,
     /// A warm-up prefix is running: measurements restart at the first measured request.
@@ -212,7 +226,9 @@ impl Simulation {
             stats: HostStats::new(),
             source: None,
             source_done: true,
+            pacing: None,
             next_open: None,
+            host_queue: VecDeque::new(),
             source_start_ns: 0,
             warming_up: false,
             observer: None,
@@ -266,9 +282,13 @@ impl Simulation {
     pub fn cpu_busy_ns(&self) -> u64 {
         self.cpu_busy_ns
     }
-    /// Requests not yet completed.
+    /// Requests the device holds (admitted, not yet completed).
     pub fn outstanding(&self) -> usize {
         self.order.len()
+    }
+    /// Requests that arrived and wait host-side for room in the device (bounded-open pacing).
+    pub fn host_queued(&self) -> usize {
+        self.host_queue.len()
     }
 
     /// Checks the FTL invariants and NAND bookkeeping (meaningful when nothing is in flight).
@@ -386,12 +406,13 @@ impl Simulation {
             expected,
             simulated_ns: self.now,
         });
+        self.pacing = None;
         Ok(self.source.take().expect("the source stays during a run"))
     }
 
     fn start_source(&mut self) -> Result<(), SimError> {
-        let mode = self.source.as_ref().map(|s| s.loop_mode());
-        match mode {
+        self.pacing = self.source.as_ref().map(|s| s.loop_mode());
+        match self.pacing {
             Some(LoopMode::Closed { queue_depth }) => {
                 for _ in 0..queue_depth {
                     if !self.pull_closed()? {
@@ -399,8 +420,34 @@ impl Simulation {
                     }
                 }
             }
-            Some(LoopMode::Open) => self.pull_open()?,
+            Some(LoopMode::Open | LoopMode::BoundedOpen { .. }) => self.pull_open()?,
             None => {}
+        }
+        Ok(())
+    }
+
+    /// An open-loop request arrived: the device takes it now, unless bounded-open pacing
+    /// holds it host-side behind the others waiting (the device holds `queue_depth`).
+    fn arrive(&mut self, r: Request, measured: bool) -> Result<(), SimError> {
+        if let Some(LoopMode::BoundedOpen { queue_depth }) = self.pacing {
+            if !self.host_queue.is_empty() || self.order.len() >= queue_depth as usize {
+                self.host_queue.push_back((r, measured));
+                return Ok(());
+            }
+        }
+        self.admit(r, measured)
+    }
+
+    /// Bounded-open pacing: hands the device the requests waiting host-side while it has room.
+    fn admit_held(&mut self) -> Result<(), SimError> {
+        let Some(LoopMode::BoundedOpen { queue_depth }) = self.pacing else {
+            return Ok(());
+        };
+        while self.order.len() < queue_depth as usize {
+            let Some((r, measured)) = self.host_queue.pop_front() else {
+                break;
+            };
+            self.admit(r, measured)?;
         }
         Ok(())
     }
@@ -496,9 +543,11 @@ impl Simulation {
             first_sector: first,
             sectors: count,
             arrival_ns: r.arrival_ns,
+            issue_ns: self.now.max(r.arrival_ns),
             deadline_ns,
             subs_left: 0,
             version,
+            seq: self.requests_admitted,
             measured,
         });
         if r.op == Op::Flush {
@@ -689,6 +738,7 @@ impl Simulation {
                 self.now,
                 latency,
             );
+            self.stats.record_host_wait(r.issue_ns - r.arrival_ns);
         }
         if let Some(observer) = &mut self.observer {
             observer(&CompletedRequest {
@@ -696,6 +746,7 @@ impl Simulation {
                 offset_bytes: r.first_sector * self.sector_bytes,
                 len_bytes: r.sectors * self.sector_bytes,
                 arrival_ns: r.arrival_ns,
+                issue_ns: r.issue_ns,
                 completion_ns: self.now,
                 measured: r.measured,
             });
@@ -714,8 +765,12 @@ impl Simulation {
             self.start_request(id);
         }
         self.unblocked = unblocked;
-        if let Some(LoopMode::Closed { .. }) = self.source.as_ref().map(|s| s.loop_mode()) {
-            self.pull_closed()?;
+        match self.pacing {
+            Some(LoopMode::Closed { .. }) => {
+                self.pull_closed()?;
+            }
+            Some(LoopMode::BoundedOpen { .. }) => self.admit_held()?,
+            _ => {}
         }
         if self.order.is_empty() && !self.source_done && !self.functional {
             self.calls.push_back(Call::Idle);
@@ -763,6 +818,7 @@ impl Simulation {
                     sectors: s.sectors,
                     version: r.version,
                     deadline_ns: r.deadline_ns,
+                    arrival_seq: r.seq,
                 };
                 self.ftl.submit(&mut ctx, &request)
             }
@@ -875,7 +931,7 @@ impl Simulation {
                     .next_open
                     .take()
                     .expect("an arrival event has a request");
-                self.admit(r, measured)?;
+                self.arrive(r, measured)?;
                 self.pull_open()
             }
         }

@@ -4,15 +4,18 @@
 //! and 16 FTL tasks (what the paper's conclusion could only expect).
 //!
 //! Every point is an independent run: the device is preconditioned to steady state (fill and
-//! random overwrites, functional), then the workload runs closed loop at the queue depth. The
+//! random overwrites, functional), then the workload runs at the queue depth, paced by the
+//! study's [`StudyMode`]: closed loop (qd requests outstanding), or bounded-open (requests
+//! arrive at the workload's times, the device holds at most qd, the rest wait host-side and
+//! their wait counts in the response time). The
 //! SSDs keep their preset's channels, ways, dies, planes, page size and timing; their blocks per
 //! plane are capped at `ssd_blocks_per_plane` so preconditioning stays short (recorded in the
 //! study's JSON options).
 
 use serde::Serialize;
 
-use crate::config::ExperimentConfig;
-use crate::workload::parse_spec;
+use crate::config::{ConfigError, ExperimentConfig};
+use crate::workload::{parse_spec, Pacing};
 use crate::SimError;
 
 /// The default workload: the `desktop` model of the paper's Windows 7 trace (installing
@@ -20,14 +23,69 @@ use crate::SimError;
 /// the device's logical space (the compacted trace).
 pub const DEFAULT_WORKLOAD: &str = "desktop";
 
+/// The default pacing (see `docs/mt-ftl.md` for why).
+pub const DEFAULT_MODE: StudyMode = StudyMode::BoundedOpen;
+
+/// The default mean arrival rate of bounded-open mode, requests/s.
+pub const DEFAULT_RATE_IOPS: f64 = 100.0;
+
 /// Schema of the study's JSON document.
 pub const STUDY_SCHEMA: &str = "flashlab.experiment.mt-ftl/1";
+
+/// How each point paces its requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StudyMode {
+    /// The queue depth is the number of requests kept outstanding (a new one arrives when
+    /// one completes); the response time is the time in the device.
+    Closed,
+    /// Requests arrive at the workload's arrival times (`rate_iops`, its arrival process);
+    /// the queue depth bounds how many the device holds, the rest wait host-side, and the
+    /// response time counts from arrival (a host feeding a timestamped trace to the board).
+    BoundedOpen,
+}
+
+impl StudyMode {
+    /// The name used on the command line and in the outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            StudyMode::Closed => "closed",
+            StudyMode::BoundedOpen => "bounded-open",
+        }
+    }
+
+    /// What the queue depth means, for tables and plots.
+    pub fn describe(self, rate_iops: f64) -> String {
+        match self {
+            StudyMode::Closed => "closed loop: qd requests outstanding".into(),
+            StudyMode::BoundedOpen => format!(
+                "bounded-open: arrivals at {rate_iops} requests/s, at most qd in the device, response time from arrival"
+            ),
+        }
+    }
+}
+
+impl std::str::FromStr for StudyMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "closed" => Ok(StudyMode::Closed),
+            "bounded-open" => Ok(StudyMode::BoundedOpen),
+            other => Err(format!("`{other}`: expected closed or bounded-open")),
+        }
+    }
+}
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StudyOptions {
-    /// Workload in the `--workload` syntax; its queue depth is replaced by each point's.
+    /// Workload in the `--workload` syntax; its queue depth is replaced by each point's, its
+    /// pacing by `mode` (and its rate by `rate_iops` in bounded-open mode).
     pub workload: String,
+    pub mode: StudyMode,
+    /// Mean arrival rate in bounded-open mode (requests/s), with the workload's arrival
+    /// process (the desktop workload's: bursty).
+    pub rate_iops: f64,
     pub queue_depths: Vec<u32>,
     /// Requests measured per point.
     pub requests: u64,
@@ -52,6 +110,8 @@ impl Default for StudyOptions {
     fn default() -> Self {
         StudyOptions {
             workload: DEFAULT_WORKLOAD.into(),
+            mode: DEFAULT_MODE,
+            rate_iops: DEFAULT_RATE_IOPS,
             queue_depths: (0..=8).map(|i| 1 << i).collect(),
             requests: 20_000,
             board_blocks_per_plane: None,
@@ -76,9 +136,13 @@ pub struct Point {
     pub tasks: u32,
     pub queue_depth: u32,
     pub requests: u64,
+    /// Response time (from arrival), mean, p99 and worst.
     pub mean_ns: f64,
     pub p99_ns: u64,
     pub max_ns: u64,
+    /// Mean time spent waiting host-side before the device took the request (part of the
+    /// response time; 0 in closed mode).
+    pub host_wait_mean_ns: f64,
     pub iops: f64,
     /// None when the run wrote too little for the ratio to mean anything (see the report).
     pub write_amplification: Option<f64>,
@@ -214,7 +278,25 @@ impl StudyOptions {
         let mut config = ExperimentConfig::with_sets(&case.device, &sets)?;
         let mut workload = parse_spec(&self.workload)?;
         workload.queue_depth = case.queue_depth;
-        workload.rate_iops = 0.0;
+        match self.mode {
+            StudyMode::Closed => {
+                workload.rate_iops = 0.0;
+                workload.pacing = Pacing::Closed;
+            }
+            StudyMode::BoundedOpen => {
+                if !(self.rate_iops > 0.0 && self.rate_iops.is_finite()) {
+                    return Err(ConfigError::invalid(
+                        "--rate",
+                        self.rate_iops,
+                        "bounded-open mode needs arrivals",
+                        "a rate above 0 requests/s",
+                    )
+                    .into());
+                }
+                workload.rate_iops = self.rate_iops;
+                workload.pacing = Pacing::BoundedOpen;
+            }
+        }
         workload.count = self.requests;
         workload.duration_ns = 0;
         config.workload = workload;
@@ -247,6 +329,7 @@ impl StudyOptions {
             mean_ns: all.latency_ns.mean,
             p99_ns: all.latency_ns.p99,
             max_ns: all.latency_ns.max,
+            host_wait_mean_ns: report.host.host_wait_ns.mean,
             iops: all.iops,
             write_amplification: report.write_amplification,
             cpu_utilisation: rtos["cpu_utilisation"].as_f64().unwrap_or(0.0),
@@ -282,13 +365,15 @@ impl Study {
     /// Rows of the CSV file (one per run).
     pub fn csv(&self) -> String {
         let mut out = String::from(
-            "part,device,ftl,tasks,queue_depth,requests,mean_ms,p99_ms,max_ms,iops,write_amplification,\
-             cpu_utilisation,polling_share,metadata_wait_ms,mapping_wait_ms,nand_wait_ms\n",
+            "mode,part,device,ftl,tasks,queue_depth,requests,mean_ms,p99_ms,max_ms,host_wait_mean_ms,\
+             iops,write_amplification,cpu_utilisation,polling_share,metadata_wait_ms,mapping_wait_ms,\
+             nand_wait_ms\n",
         );
         let ms = |ns: f64| ns / 1e6;
         for p in &self.points {
             out.push_str(&format!(
-                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.3},{},{:.4},{:.4},{:.3},{:.3},{:.3}\n",
+                "{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.3},{},{:.4},{:.4},{:.3},{:.3},{:.3}\n",
+                self.options.mode.name(),
                 p.part,
                 p.device,
                 p.ftl,
@@ -298,6 +383,7 @@ impl Study {
                 ms(p.mean_ns),
                 ms(p.p99_ns as f64),
                 ms(p.max_ns as f64),
+                ms(p.host_wait_mean_ns),
                 p.iops,
                 p.write_amplification
                     .map_or(String::new(), |wa| format!("{wa:.4}")),

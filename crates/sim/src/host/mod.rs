@@ -73,6 +73,10 @@ pub struct SubRequest {
     pub version: u64,
     /// Absolute deadline (`u64::MAX` for none).
     pub deadline_ns: u64,
+    /// Position of its host request in arrival order (1, 2, ...): a request that waited for
+    /// an earlier overlapping one reaches the FTL late, and an FTL that queues requests can
+    /// still serve it in its arrival place.
+    pub arrival_seq: u64,
 }
 
 /// Splits `[first, first + count)` (in sectors) at multiples of `chop` sectors.

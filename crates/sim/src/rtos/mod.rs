@@ -19,6 +19,12 @@
 //!   as polling, not as work, in the statistics.
 //! - Every switch of the running task costs `context_switch_ns` of CPU time.
 //!
+//! **Lock discipline.** A semaphore created with [`Kernel::add_lock`] guards shared state (a
+//! binary semaphore taken and given back by the same task). In debug builds and tests the
+//! kernel records which task holds each lock and hands the stepping task the list ([`Held`]),
+//! so task code can check that it holds the lock guarding what it is about to change; giving
+//! back a lock the task does not hold panics there. Release builds record nothing (zero cost).
+//!
 //! The kernel is engine-agnostic: its owner (an FTL) calls [`Kernel::run`] at each simulated
 //! time something happens and schedules a wake-up at the time it returns.
 
@@ -53,8 +59,61 @@ pub enum Step {
 
 /// The tasks' code.
 pub trait Program {
-    /// Runs the next stretch of `task`'s code at time `now_ns`.
-    fn step(&mut self, task: TaskId, now_ns: u64) -> Step;
+    /// Runs the next stretch of `task`'s code at time `now_ns`, holding the locks `held`.
+    fn step(&mut self, task: TaskId, now_ns: u64, held: Held<'_>) -> Step;
+}
+
+/// The locks ([`Kernel::add_lock`]) the stepping task holds. Known in debug builds and tests
+/// only (`cfg(debug_assertions)`): release builds pass an empty view and offer no query, so a
+/// check of the lock discipline costs nothing there.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Held<'k> {
+    #[cfg(debug_assertions)]
+    locks: &'k [SemId],
+    #[cfg(not(debug_assertions))]
+    _locks: std::marker::PhantomData<&'k [SemId]>,
+}
+
+#[cfg(debug_assertions)]
+impl Held<'_> {
+    /// The locks held, in the order they were taken.
+    pub fn locks(&self) -> &[SemId] {
+        self.locks
+    }
+}
+
+/// Who holds each lock (debug builds and tests).
+#[cfg(debug_assertions)]
+#[derive(Debug, Default)]
+struct Holders {
+    is_lock: Vec<bool>,
+    /// Per task, the locks it holds.
+    held: Vec<Vec<SemId>>,
+}
+
+#[cfg(debug_assertions)]
+impl Holders {
+    fn taken(&mut self, task: TaskId, sem: SemId) {
+        if self.is_lock[sem] {
+            self.held[task].push(sem);
+        }
+    }
+
+    fn given_back(&mut self, task: TaskId, sem: SemId, names: &[SemStats]) {
+        if !self.is_lock[sem] {
+            return;
+        }
+        let held = &mut self.held[task];
+        match held.iter().position(|&s| s == sem) {
+            Some(i) => {
+                held.remove(i);
+            }
+            None => panic!(
+                "lock discipline: task {task} gave back lock `{}` it does not hold",
+                names[sem].name
+            ),
+        }
+    }
 }
 
 /// Where a task is.
@@ -135,6 +194,8 @@ pub struct Kernel {
     busy_until: u64,
     context_switch_ns: u64,
     stats: KernelStats,
+    #[cfg(debug_assertions)]
+    holders: Holders,
 }
 
 impl Kernel {
@@ -148,6 +209,8 @@ impl Kernel {
             busy_until: 0,
             context_switch_ns,
             stats: KernelStats::default(),
+            #[cfg(debug_assertions)]
+            holders: Holders::default(),
         }
     }
 
@@ -159,6 +222,8 @@ impl Kernel {
         );
         self.priority.push(priority);
         self.state.push(State::Ready);
+        #[cfg(debug_assertions)]
+        self.holders.held.push(Vec::new());
         self.stats.tasks.push(TaskStats {
             name: name.to_string(),
             priority,
@@ -169,6 +234,18 @@ impl Kernel {
 
     /// Creates a counting semaphore holding `count` units.
     pub fn add_semaphore(&mut self, name: &str, count: u32) -> SemId {
+        self.new_semaphore(name, count, false)
+    }
+
+    /// Creates a lock: a binary semaphore (one unit) that guards shared state, taken and given
+    /// back by the same task, whose holder is tracked in debug builds (see [`Held`]).
+    pub fn add_lock(&mut self, name: &str) -> SemId {
+        self.new_semaphore(name, 1, true)
+    }
+
+    fn new_semaphore(&mut self, name: &str, count: u32, _lock: bool) -> SemId {
+        #[cfg(debug_assertions)]
+        self.holders.is_lock.push(_lock);
         self.sems.push(Sem {
             count,
             waiters: Vec::new(),
@@ -229,8 +306,14 @@ impl Kernel {
         }
     }
 
-    /// Posts a semaphore from outside the tasks (an interrupt handler).
+    /// Posts a semaphore from outside the tasks (an interrupt handler); never a lock.
     pub fn post(&mut self, sem: SemId, now_ns: u64) {
+        #[cfg(debug_assertions)]
+        assert!(
+            !self.holders.is_lock[sem],
+            "lock discipline: lock `{}` posted from outside the tasks",
+            self.stats.semaphores[sem].name
+        );
         self.release(sem, now_ns);
     }
 
@@ -269,8 +352,18 @@ impl Kernel {
                     None => return None,
                 }
             }
-            let step = program.step(task, at);
+            let step = program.step(task, at, self.held(task));
             self.apply(task, step, at);
+        }
+    }
+
+    /// The locks `task` holds (debug builds; an empty view in release builds).
+    fn held(&self, _task: TaskId) -> Held<'_> {
+        Held {
+            #[cfg(debug_assertions)]
+            locks: &self.holders.held[_task],
+            #[cfg(not(debug_assertions))]
+            _locks: std::marker::PhantomData,
         }
     }
 
@@ -334,6 +427,8 @@ impl Kernel {
                 let s = &mut self.sems[sem];
                 if s.count > 0 {
                     s.count -= 1;
+                    #[cfg(debug_assertions)]
+                    self.holders.taken(task, sem);
                 } else {
                     s.waiters.push(task);
                     self.state[task] = State::Pending { sem, since: at };
@@ -341,7 +436,11 @@ impl Kernel {
                     self.stats.tasks[task].sem_waits += 1;
                 }
             }
-            Step::Post(sem) => self.release(sem, at),
+            Step::Post(sem) => {
+                #[cfg(debug_assertions)]
+                self.holders.given_back(task, sem, &self.stats.semaphores);
+                self.release(sem, at);
+            }
             Step::Sleep => self.state[task] = State::Sleeping { since: at },
             Step::Resume(other) => self.wake(other, at),
             Step::SetPriority(p) => {
@@ -371,9 +470,17 @@ impl Kernel {
         let s = &mut self.sems[sem];
         let Some(i) = (0..s.waiters.len()).min_by_key(|&i| priority[s.waiters[i]]) else {
             s.count += 1;
+            #[cfg(debug_assertions)]
+            assert!(
+                !self.holders.is_lock[sem] || s.count == 1,
+                "lock discipline: lock `{}` given back more often than taken",
+                self.stats.semaphores[sem].name
+            );
             return;
         };
         let task = s.waiters.swap_remove(i);
+        #[cfg(debug_assertions)]
+        self.holders.taken(task, sem);
         if let State::Pending { since, .. } = self.state[task] {
             let waited = at.saturating_sub(since);
             self.stats.tasks[task].sem_wait_ns += waited;

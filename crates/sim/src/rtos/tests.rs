@@ -6,6 +6,8 @@ struct Script {
     steps: Vec<Vec<Step>>,
     next: Vec<usize>,
     log: Vec<(TaskId, u64)>,
+    /// The locks each step held (debug builds).
+    held: Vec<Vec<SemId>>,
 }
 
 impl Script {
@@ -15,13 +17,16 @@ impl Script {
             steps,
             next: vec![0; n],
             log: Vec::new(),
+            held: Vec::new(),
         }
     }
 }
 
 impl Program for Script {
-    fn step(&mut self, task: TaskId, now_ns: u64) -> Step {
+    fn step(&mut self, task: TaskId, now_ns: u64, _held: Held<'_>) -> Step {
         self.log.push((task, now_ns));
+        #[cfg(debug_assertions)]
+        self.held.push(_held.locks().to_vec());
         let i = self.next[task];
         self.next[task] += 1;
         self.steps[task].get(i).copied().unwrap_or(Step::Sleep)
@@ -222,4 +227,65 @@ fn a_task_can_change_its_priority_and_semaphores_follow_it() {
     assert!(p.log.contains(&(b, 5)));
     assert!(!p.log.iter().any(|&(t, at)| t == a && at >= 5));
     assert_eq!(k.stats().tasks[a].priority, 10);
+}
+
+/// Debug builds track who holds each lock: from the pend that takes it (or the post that hands
+/// it to a waiter) to the task's own post; counting semaphores are not locks.
+#[cfg(debug_assertions)]
+#[test]
+fn a_lock_is_held_from_its_pend_to_its_post_and_follows_a_hand_over() {
+    let mut k = Kernel::new(0);
+    let queue = k.add_semaphore("queue", 1);
+    let map = k.add_lock("map");
+    let a = k.add_task("a", 1);
+    let c = k.add_task("c", 3);
+    k.state[a] = State::Sleeping { since: 0 };
+    let mut p = Script::new(vec![
+        vec![
+            Step::Pend(map),
+            Step::Compute(1),
+            Step::Post(map),
+            Step::Compute(1),
+        ],
+        vec![
+            Step::Pend(queue),
+            Step::Pend(map),
+            Step::Compute(100),
+            Step::Post(map),
+            Step::Compute(1),
+        ],
+    ]);
+    assert_eq!(k.run(0, &mut p), Some(100)); // c holds the lock, computing
+    k.wake(a, 30);
+    run_all(&mut k, &mut p, 100);
+    let steps: Vec<(TaskId, Vec<SemId>)> = p
+        .log
+        .iter()
+        .map(|&(t, _)| t)
+        .zip(p.held.iter().cloned())
+        .collect();
+    assert_eq!(
+        steps[..8],
+        [
+            (c, vec![]),    // Pend(queue): a counting semaphore, not a lock
+            (c, vec![]),    // Pend(map)
+            (c, vec![map]), // Compute
+            (a, vec![]),    // Pend(map): blocks
+            (c, vec![map]), // Post(map): handed to a
+            (a, vec![map]), // Compute, holding it
+            (a, vec![map]), // Post(map)
+            (a, vec![]),    // Compute
+        ]
+    );
+}
+
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "lock discipline: task 0 gave back lock `map` it does not hold")]
+fn giving_back_a_lock_not_held_is_a_bug() {
+    let mut k = Kernel::new(0);
+    let map = k.add_lock("map");
+    k.add_task("a", 1);
+    let mut p = Script::new(vec![vec![Step::Post(map)]]);
+    run_all(&mut k, &mut p, 0);
 }

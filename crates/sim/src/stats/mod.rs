@@ -34,6 +34,9 @@ impl OpStats {
 pub struct HostStats {
     ops: [OpStats; 4],
     all: Histogram<u64>,
+    /// Time each request waited host-side before the device took it (bounded-open pacing;
+    /// zero otherwise).
+    host_wait: Histogram<u64>,
     first_arrival_ns: Option<u64>,
     last_completion_ns: u64,
 }
@@ -54,6 +57,7 @@ impl HostStats {
                 OpStats::new(),
             ],
             all: Histogram::new(3).expect("valid precision"),
+            host_wait: Histogram::new(3).expect("valid precision"),
             first_arrival_ns: None,
             last_completion_ns: 0,
         }
@@ -76,11 +80,22 @@ impl HostStats {
         self.last_completion_ns = self.last_completion_ns.max(done_ns);
     }
 
+    /// Records how long a completed request waited host-side before the device took it.
+    pub fn record_host_wait(&mut self, wait_ns: u64) {
+        self.host_wait
+            .record(wait_ns)
+            .expect("auto-resizing histogram");
+    }
+
     pub fn op(&self, op: Op) -> &OpStats {
         &self.ops[op.index()]
     }
     pub fn all_latency(&self) -> &Histogram<u64> {
         &self.all
+    }
+    /// Host-side waits of the completed requests (zeros unless bounded-open pacing held some).
+    pub fn host_wait(&self) -> &Histogram<u64> {
+        &self.host_wait
     }
     /// Completed requests of every kind.
     pub fn completed(&self) -> u64 {

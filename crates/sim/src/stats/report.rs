@@ -59,6 +59,10 @@ pub struct HostReport {
     pub trim: OpReport,
     pub flush: OpReport,
     pub all: OpReport,
+    /// Time requests waited host-side, included in their latency, before the device took
+    /// them: bounded-open pacing holds arrivals while the device has `queue_depth` requests
+    /// (zeros with other pacings). Latency minus this wait is the time in the device.
+    pub host_wait_ns: LatencySummary,
 }
 
 /// Flash operations of one kind, split by cause.
@@ -212,6 +216,7 @@ fn host_report(sim: &Simulation) -> HostReport {
         trim: op(Op::Trim),
         flush: op(Op::Flush),
         all: op_report(stats.completed(), all_bytes, stats.all_latency(), elapsed),
+        host_wait_ns: LatencySummary::of(stats.host_wait()),
     }
 }
 

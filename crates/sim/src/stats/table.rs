@@ -90,6 +90,16 @@ fn host_rows(out: &mut String, r: &Report) {
     op_row(out, "trim", &r.host.trim);
     op_row(out, "flush", &r.host.flush);
     op_row(out, "all", &r.host.all);
+    let wait = &r.host.host_wait_ns;
+    if wait.max > 0 {
+        let _ = writeln!(
+            out,
+            "  host-side wait (bounded-open; part of the latencies above): mean {}, p99 {}, max {}",
+            format_ns(wait.mean),
+            format_ns(wait.p99 as f64),
+            format_ns(wait.max as f64)
+        );
+    }
 }
 
 /// Formats a byte count with a binary unit.
@@ -188,7 +198,7 @@ fn trace_lines(out: &mut String, w: &serde_json::Value) {
     let text = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
     let num = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
     let replay = &w["replay"];
-    let pacing = if replay["mode"] == "closed" {
+    let mut pacing = if replay["mode"] == "closed" {
         format!("closed loop at QD {}", num(&replay["queue_depth"]))
     } else {
         format!(
@@ -196,6 +206,10 @@ fn trace_lines(out: &mut String, w: &serde_json::Value) {
             replay["speedup"].as_f64().unwrap_or(1.0)
         )
     };
+    if replay["mode"] == "bounded-open" {
+        let qd = num(&replay["queue_depth"]);
+        pacing.push_str(&format!(", at most {qd} in the device (bounded-open)"));
+    }
     let summary = &w["summary"];
     let _ = writeln!(
         out,

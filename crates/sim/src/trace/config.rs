@@ -28,14 +28,17 @@ pub enum AddressMap {
     None,
 }
 
-/// Open or closed loop.
+/// Open, closed or bounded-open loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum ReplayMode {
     /// Requests arrive at the trace's timestamps (scaled by `speedup`).
     Open,
     /// `queue_depth` requests are kept outstanding; timestamps are ignored.
     Closed,
+    /// Requests arrive at the trace's timestamps, the device holds at most `queue_depth`,
+    /// the rest wait host-side in arrival order (their wait counts in the response time).
+    BoundedOpen,
 }
 
 settings! {
@@ -53,11 +56,11 @@ settings! {
         address_map: AddressMap = AddressMap::Compact, unit "", choices "compact | wrap | none";
         /// Granularity of compaction: holes are removed in units of this size.
         compact_unit_bytes: u64 = 4096, unit "bytes", range 512 ..= 1_073_741_824;
-        /// open: at the trace's timestamps; closed: queue_depth requests outstanding, timestamps ignored.
-        replay: ReplayMode = ReplayMode::Open, unit "", choices "open | closed";
-        /// Requests kept outstanding in closed-loop replay.
+        /// open: at the trace's timestamps; closed: queue_depth requests outstanding, timestamps ignored; bounded-open: at the timestamps, at most queue_depth in the device, the rest wait host-side (counted in the response time).
+        replay: ReplayMode = ReplayMode::Open, unit "", choices "open | closed | bounded-open";
+        /// Requests kept outstanding in closed-loop replay; the most the device holds in bounded-open replay.
         queue_depth: u32 = 32, unit "requests", range 1 ..= 1_048_576;
-        /// Replay this many times faster than recorded (0.5: half speed); open loop only.
+        /// Replay this many times faster than recorded (0.5: half speed); open and bounded-open only.
         speedup: f64 = 1.0, unit "x", range 0.000001 ..= 1e9;
         /// Replay only the first this many requests of the file (0: all).
         max_requests: u64 = 0, unit "requests", range 0 ..= MAX_CONFIG_INTEGER;

@@ -9,7 +9,9 @@
 //! back to end there); `none` requires the trace to fit. With `device_spaces = separate` each
 //! device has its own region. Requests are widened to whole device sectors when needed
 //! (counted). Open-loop arrival times are the trace's, relative to its first request, divided
-//! by `speedup`; closed loop keeps `queue_depth` requests outstanding.
+//! by `speedup`; closed loop keeps `queue_depth` requests outstanding; bounded-open keeps the
+//! open-loop arrival times but the device holds at most `queue_depth` (the engine holds the
+//! rest host-side).
 
 use std::path::Path;
 
@@ -453,6 +455,9 @@ impl RequestSource for TraceSource {
             ReplayMode::Closed => LoopMode::Closed {
                 queue_depth: self.cfg.queue_depth,
             },
+            ReplayMode::BoundedOpen => LoopMode::BoundedOpen {
+                queue_depth: self.cfg.queue_depth,
+            },
         }
     }
 
@@ -479,7 +484,7 @@ impl RequestSource for TraceSource {
             "warnings": self.unit_warnings.iter().cloned().chain(self.bad_lines_warning()).collect::<Vec<_>>(),
             "replay": {
                 "mode": c.replay,
-                "queue_depth": (c.replay == ReplayMode::Closed).then_some(c.queue_depth),
+                "queue_depth": (c.replay != ReplayMode::Open).then_some(c.queue_depth),
                 "speedup": c.speedup,
                 "devices": c.devices,
                 "device_spaces": c.device_spaces,

@@ -25,6 +25,26 @@ pub enum LoopMode {
     Closed { queue_depth: u32 },
     /// Requests arrive at the times the source gives.
     Open,
+    /// Requests arrive at the times the source gives, but the device holds at most
+    /// `queue_depth` of them: later arrivals wait host-side, in arrival order, until a request
+    /// completes. Their response time counts from arrival, host-side wait included (a host
+    /// replaying a timestamped trace into a device queue of that depth).
+    BoundedOpen { queue_depth: u32 },
+}
+
+/// How a synthetic workload is paced (`workload.pacing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pacing {
+    /// Open loop when `rate_iops` > 0, else closed loop at `queue_depth`.
+    Auto,
+    /// `queue_depth` requests outstanding; `rate_iops` must be 0.
+    Closed,
+    /// Arrivals at `rate_iops` with the `arrival` process, however many are outstanding.
+    Open,
+    /// Arrivals at `rate_iops`, at most `queue_depth` in the device, the rest waiting
+    /// host-side (their wait is part of the response time).
+    BoundedOpen,
 }
 
 /// A stream of host requests (synthetic generator, trace reader, ...).
@@ -93,10 +113,12 @@ settings! {
         block_size: SizeSpec = SizeSpec::fixed(4096), unit "bytes";
         /// Offsets (and sizes of a range) are multiples of this; 0 aligns to the request size.
         align_bytes: u64 = 4096, unit "bytes", range 0 ..= 1_099_511_627_776;
-        /// Requests kept outstanding (closed loop; ignored when rate_iops > 0).
+        /// Requests kept outstanding (closed loop), or the most the device holds (bounded-open); unused in open loop.
         queue_depth: u32 = 32, unit "requests", range 1 ..= 1_048_576;
         /// Open-loop arrival rate; 0 runs closed loop at queue_depth.
         rate_iops: f64 = 0.0, unit "requests/s", range 0.0 ..= 1e12;
+        /// auto: open loop when rate_iops > 0, else closed; closed; open; bounded-open: arrivals at rate_iops, at most queue_depth in the device, the rest wait host-side (counted in the response time).
+        pacing: Pacing = Pacing::Auto, unit "", choices "auto | closed | open | bounded-open";
         /// Inter-arrival distribution of an open loop.
         arrival: Arrival = Arrival::Poisson, unit "", choices "poisson | fixed | bursty";
         /// Requests to issue (0: unlimited, then duration_ns must be set).
@@ -130,6 +152,7 @@ impl WorkloadConfig {
             ));
         }
         self.check_arrival_span()?;
+        self.check_pacing()?;
         if self.pattern == Pattern::Desktop {
             self.check_desktop()?;
         }
@@ -172,6 +195,43 @@ impl WorkloadConfig {
         ))
     }
 
+    /// How requests are paced (`pacing`, resolved against `rate_iops`).
+    pub fn loop_mode(&self) -> LoopMode {
+        let queue_depth = self.queue_depth;
+        match self.pacing {
+            Pacing::Closed => LoopMode::Closed { queue_depth },
+            Pacing::Open => LoopMode::Open,
+            Pacing::BoundedOpen => LoopMode::BoundedOpen { queue_depth },
+            Pacing::Auto if self.rate_iops > 0.0 => LoopMode::Open,
+            Pacing::Auto => LoopMode::Closed { queue_depth },
+        }
+    }
+
+    /// An explicit pacing must agree with `rate_iops`.
+    fn check_pacing(&self) -> Result<(), ConfigError> {
+        let open = matches!(self.pacing, Pacing::Open | Pacing::BoundedOpen);
+        if open && self.rate_iops == 0.0 {
+            return Err(ConfigError::invalid(
+                "workload.pacing",
+                crate::config::settings::render_value(&self.pacing),
+                "needs arrivals: set workload.rate_iops (rate=) above 0",
+                "closed or auto without a rate; open or bounded-open with rate_iops > 0",
+            ));
+        }
+        if self.pacing == Pacing::Closed && self.rate_iops > 0.0 {
+            return Err(ConfigError::invalid(
+                "workload.pacing",
+                "closed",
+                format!(
+                    "closed loop ignores arrivals, but rate_iops is {}",
+                    self.rate_iops
+                ),
+                "rate_iops = 0 with closed; open or bounded-open with a rate",
+            ));
+        }
+        Ok(())
+    }
+
     /// The desktop model makes its own sizes, offsets and read/write mix: settings for them
     /// must keep their defaults.
     fn check_desktop(&self) -> Result<(), ConfigError> {
@@ -187,7 +247,7 @@ impl WorkloadConfig {
                 format!("workload.{name}"),
                 value,
                 "does not apply to the desktop workload (its sizes, offsets and read/write mix come from its model)",
-                format!("the default, {default}; the desktop workload takes queue_depth, rate_iops, arrival, count, duration_ns, range_fraction, deadline_ns"),
+                format!("the default, {default}; the desktop workload takes queue_depth, rate_iops, pacing, arrival, count, duration_ns, range_fraction, deadline_ns"),
             ))
         }
         let d = WorkloadConfig::default();

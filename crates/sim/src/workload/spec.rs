@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Arrival, Pattern, WorkloadConfig};
+use super::{Arrival, Pacing, Pattern, WorkloadConfig};
 use crate::config::settings::shown_value;
 use crate::config::{ConfigError, MAX_CONFIG_INTEGER, MAX_SIMULATED_NS};
 
@@ -17,11 +17,15 @@ WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
             (rand* = uniform offsets; rw kinds default to 50% reads; custom keeps the defaults:
             uniform, 70% reads; desktop = a PC installing programs, browsing, editing documents:
             small random and large sequential I/O, 1.3x more bytes written than read, over 60% of
-            the range with holes; it takes only qd, rate, arrival, count, duration, range, deadline)
+            the range with holes; it takes only qd, rate, pacing, arrival, count, duration, range,
+            deadline)
   bs        request size: 4k | 4k:70,64k:30 (weighted mix; use / inside the spec: 4k:70/64k:30)
             | 4k-128k (uniform range, multiples of align)          sizes: 512, 4k, 1m, 2MiB ...
   qd        requests kept outstanding (closed loop)                default 32
   rate      open loop at this many requests/s (1e5, 50k, 2M)       default 0 = closed loop
+  pacing    auto | closed | open | bounded-open                    default auto (open if rate)
+            (bounded-open: arrivals at rate, at most qd in the device, the rest wait host-side;
+            their wait counts in the response time)
   arrival   open-loop inter-arrival times: poisson | fixed | bursty default poisson
             (bursty: bursts and idle gaps at the same mean rate)   (desktop: bursty)
   count     requests to issue (1e6, 250k); 0 = unlimited           default 1e6
@@ -37,7 +41,8 @@ WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
   deadline  relative deadline of each request for EDF queues: 5ms default none
 Examples: randwrite:bs=4k,qd=32,count=1e6   seqread:bs=128k,qd=8,duration=2s
           zipf:theta=1.2,read=0.9,bs=4k,qd=64   randrw:read=0.7,rate=20k,count=1e5
-          desktop:qd=8,count=1e5   desktop:rate=2k,count=1e5";
+          desktop:qd=8,count=1e5   desktop:rate=2k,count=1e5
+          desktop:rate=20,qd=8,pacing=bounded-open,count=1e4";
 
 /// Request sizes: one size, a weighted mix, or a uniform range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -327,6 +332,7 @@ const KEYS: &[(&[&str], &str)] = &[
     (&["bs", "block_size"], "block_size"),
     (&["qd", "queue_depth"], "queue_depth"),
     (&["rate", "rate_iops"], "rate_iops"),
+    (&["pacing"], "pacing"),
     (&["arrival"], "arrival"),
     (&["count"], "count"),
     (&["duration", "duration_ns"], "duration_ns"),
@@ -407,7 +413,8 @@ pub fn parse_spec(spec: &str) -> Result<WorkloadConfig, ConfigError> {
     Ok(w)
 }
 
-/// Refuses keys the workload would silently ignore: a queue depth with a rate (open loop),
+/// Refuses keys the workload would silently ignore: a queue depth with a rate (open loop)
+/// unless the pacing is bounded-open,
 /// arrivals without a rate, a Zipf exponent without the Zipf pattern, a hot/cold split that
 /// replaces the kind's pattern.
 fn refuse_unused_keys(
@@ -420,10 +427,13 @@ fn refuse_unused_keys(
         field: format!("workload.{field}"),
         message: reason.to_string(),
     };
-    if has("queue_depth") && has("rate_iops") {
+    // A depth with a rate is a bounded open loop only when the pacing says so.
+    if has("queue_depth") && has("rate_iops") && w.pacing != Pacing::BoundedOpen {
         return Err(unused(
             "queue_depth",
-            "qd keeps requests outstanding in a closed loop, rate makes it an open loop: give qd or rate, not both",
+            "qd keeps requests outstanding in a closed loop, rate makes it an open loop: give qd \
+             or rate, not both (or pacing=bounded-open: arrivals at the rate, at most qd in the \
+             device)",
         ));
     }
     if has("arrival") && w.rate_iops == 0.0 {
@@ -502,7 +512,7 @@ fn refuse_for_desktop(key: &str) -> Result<(), ConfigError> {
         Some((_, field)) => Err(ConfigError::Field {
             field: format!("workload.{field}"),
             message: format!(
-                "key `{key}` does not apply to the desktop workload, whose sizes, offsets and read/write mix come from its model (it takes qd, rate, arrival, count, duration, range, deadline)"
+                "key `{key}` does not apply to the desktop workload, whose sizes, offsets and read/write mix come from its model (it takes qd, rate, pacing, arrival, count, duration, range, deadline)"
             ),
         }),
         None => Ok(()),
@@ -645,6 +655,22 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
                 }
             }
         }
+        "pacing" => {
+            w.pacing = match value {
+                "auto" => Pacing::Auto,
+                "closed" => Pacing::Closed,
+                "open" => Pacing::Open,
+                "bounded-open" => Pacing::BoundedOpen,
+                other => {
+                    return Err(ConfigError::invalid(
+                        field("pacing"),
+                        shown_value(other),
+                        "unknown pacing",
+                        "auto | closed | open | bounded-open",
+                    ))
+                }
+            }
+        }
         "arrival" => {
             w.arrival = match value {
                 "poisson" => Arrival::Poisson,
@@ -700,8 +726,16 @@ pub(super) fn to_spec(w: &WorkloadConfig) -> String {
                 Arrival::Bursty => "bursty",
             }
         );
-    } else {
-        s += &format!("qd={}", w.queue_depth);
+    }
+    if w.rate_iops == 0.0 || w.pacing == Pacing::BoundedOpen {
+        let sep = if w.rate_iops > 0.0 { "," } else { "" };
+        s += &format!("{sep}qd={}", w.queue_depth);
+    }
+    if w.pacing != Pacing::Auto {
+        s += &format!(
+            ",pacing={}",
+            crate::config::settings::render_value(&w.pacing)
+        );
     }
     s += &format!(",count={}", w.count);
     if w.duration_ns > 0 {
@@ -730,6 +764,7 @@ pub(super) fn to_spec(w: &WorkloadConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::LoopMode;
 
     #[test]
     fn parses_the_issue_example() {
@@ -779,6 +814,9 @@ mod tests {
             "desktop:qd=4",
             "desktop:rate=2k,count=1000,range=0.5,deadline=5ms,duration=2s",
             "desktop:rate=100,arrival=poisson",
+            "desktop:rate=20,qd=8,pacing=bounded-open,count=1000",
+            "randread:rate=1k,pacing=open",
+            "randwrite:qd=4,pacing=closed",
         ] {
             let w = parse_spec(spec).unwrap();
             assert_eq!(
@@ -792,6 +830,43 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("bursty"), "{e}");
+    }
+
+    #[test]
+    fn pacing_resolves_to_a_loop_mode_and_must_agree_with_the_rate() {
+        let mode = |spec: &str| parse_spec(spec).unwrap().loop_mode();
+        assert_eq!(mode("randread:qd=4"), LoopMode::Closed { queue_depth: 4 });
+        assert_eq!(mode("randread:rate=1k"), LoopMode::Open);
+        for spec in ["randread:rate=1k,qd=4", "randread:rate=1k,qd=4,pacing=open"] {
+            let e = parse_spec(spec).unwrap_err().to_string();
+            assert!(
+                e.contains("queue_depth") && e.contains("bounded-open"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            mode("randread:rate=1k,qd=4,pacing=bounded-open"),
+            LoopMode::BoundedOpen { queue_depth: 4 }
+        );
+        assert_eq!(
+            mode("desktop:rate=20,qd=8,pacing=bounded-open"),
+            LoopMode::BoundedOpen { queue_depth: 8 }
+        );
+        for spec in ["randread:pacing=bounded-open", "randread:pacing=open"] {
+            let e = parse_spec(spec).unwrap_err().to_string();
+            assert!(e.contains("workload.pacing") && e.contains("rate"), "{e}");
+        }
+        let e = parse_spec("randread:rate=1k,pacing=closed")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("workload.pacing") && e.contains("1000"), "{e}");
+        let e = parse_spec("randread:rate=1k,pacing=bounded")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("workload.pacing") && e.contains("bounded-open"),
+            "{e}"
+        );
     }
 
     #[test]

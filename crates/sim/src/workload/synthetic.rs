@@ -244,13 +244,7 @@ impl RequestSource for SyntheticSource {
     }
 
     fn loop_mode(&self) -> LoopMode {
-        if self.w.rate_iops > 0.0 {
-            LoopMode::Open
-        } else {
-            LoopMode::Closed {
-                queue_depth: self.w.queue_depth,
-            }
-        }
+        self.w.loop_mode()
     }
 
     fn expected_requests(&self) -> Option<u64> {

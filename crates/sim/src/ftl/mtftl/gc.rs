@@ -3,6 +3,7 @@
 //! into the die's GC block when it is in the victim's plane; otherwise read the page and pack
 //! the units that are still valid into GC pages), erase it, release it.
 
+use super::guard::Shared;
 use super::task::token;
 use super::{Core, GcNandHold, OpenBlock, Phase};
 use crate::flash::Cause;
@@ -84,6 +85,7 @@ impl Core {
             GcReadIssue => {
                 let src = self.victim_page(t);
                 let bytes = self.tasks[t].gc.page_units.len() as u32 * self.cfg.mapping_unit_bytes;
+                self.must_hold(Shared::Nand(src))?;
                 self.tasks[t].op_done = false;
                 ctx.read(&[src], bytes, Issue::new(Cause::Gc).token(token(t)))?;
                 self.go(t, GcReadDone)
@@ -132,6 +134,7 @@ impl Core {
             }
             GcEraseIssue => {
                 let victim = self.tasks[t].gc.victim;
+                self.must_hold(Shared::Nand(self.layout.ppn(victim, 0)))?;
                 self.tasks[t].op_done = false;
                 ctx.erase(victim, Issue::new(Cause::Gc).token(token(t)))?;
                 self.go(t, GcEraseDone)
@@ -141,6 +144,7 @@ impl Core {
                     return Ok(Some(sleep));
                 }
                 self.tasks[t].op_done = false;
+                self.must_hold(Shared::Metadata)?;
                 self.blocks.release(self.tasks[t].gc.victim);
                 self.post_nand(t, WriteAlloc)
             }
@@ -174,6 +178,7 @@ impl Core {
     }
 
     fn pick_victim(&mut self, ctx: &mut FtlCtx<'_>, t: TaskId) -> Result<(), SimError> {
+        self.must_hold(Shared::Metadata)?;
         let die = self.tasks[t].gc.die;
         let planes = self.blocks.planes_of(die);
         let victim = self
@@ -242,6 +247,7 @@ impl Core {
 
     /// The die's GC block with a free page, opening one (in `plane` if it has a free block).
     fn gc_block(&mut self, t: TaskId, plane: Option<u32>) -> Result<OpenBlock, SimError> {
+        self.must_hold(Shared::Metadata)?;
         let die = self.tasks[t].gc.die;
         let ppb = self.layout.pages_per_block;
         if let Some(b) = self.gc_blocks[die as usize].filter(|b| b.next_page < ppb) {
@@ -277,6 +283,7 @@ impl Core {
     fn copyback(&mut self, ctx: &mut FtlCtx<'_>, t: TaskId) -> Result<(), SimError> {
         let src = self.victim_page(t);
         let dst = self.gc_page(t)?;
+        self.must_hold(Shared::Nand(src))?;
         self.tasks[t].op_done = false;
         ctx.copyback(src, dst, Issue::new(Cause::Gc).token(token(t)))?;
         let mut moved = 0;
@@ -284,16 +291,14 @@ impl Core {
             let (from, to) = (self.map.unit_at(src, s), self.map.unit_at(dst, s));
             if let Some(lpn) = ctx.nand().is_valid(to).then(|| ctx.nand().oob(to).lpn()) {
                 let lpn = lpn.ok_or_else(|| self.bug(format!("valid slot {to} without a unit")))?;
-                self.map
-                    .invalidate_programmed(ctx, &mut self.blocks, from)?;
-                self.map.set(lpn, to);
+                self.invalidate(ctx, from)?;
+                self.remap(lpn, to)?;
                 moved += 1;
             }
         }
         ctx.counters().record_moved(moved, false);
         self.stats.gc_copyback_pages += 1;
-        self.close_if_full(ctx, dst);
-        Ok(())
+        self.close_if_full(ctx, dst)
     }
 
     /// After a victim page was read: queue its units that are still valid for packing.
@@ -355,11 +360,12 @@ impl Core {
             return Ok(());
         }
         let dst = self.gc_page(t)?;
+        self.must_hold(Shared::Nand(dst))?;
         for (i, e) in entries[..k].iter().enumerate() {
             let lpn = e.lpn().expect("packed units have a unit");
             let old = self.map.get(lpn).expect("a valid unit is mapped");
-            self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
-            self.map.set(lpn, self.map.unit_at(dst, i as u32));
+            self.invalidate(ctx, old)?;
+            self.remap(lpn, self.map.unit_at(dst, i as u32))?;
         }
         self.tasks[t].op_done = false;
         let payload = (!data.is_empty()).then_some(data);
@@ -372,7 +378,6 @@ impl Core {
         ctx.counters().record_moved(k as u64, false);
         self.stats.gc_programmed_pages += 1;
         self.stats.padded_units += (self.upp as usize - k) as u64;
-        self.close_if_full(ctx, dst);
-        Ok(())
+        self.close_if_full(ctx, dst)
     }
 }

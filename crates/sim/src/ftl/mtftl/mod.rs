@@ -2,7 +2,9 @@
 //! run as one task (`st-ftl`): multithreaded-ftl-ucos.txt, Fig. 2.
 //!
 //! - **Tasks** ([`crate::rtos`]): `tasks` FTL tasks each take one host request at a time from
-//!   the host queue (a counting semaphore the host interface posts) and run it to the end; a
+//!   the host queue (a counting semaphore the host interface posts) and run it to the end; the
+//!   queue is in arrival order (a request the host interface held back until an earlier
+//!   overlapping one finished takes its arrival place, as in the board's FIFO queue); a
 //!   lowest-priority **monitor** runs when every FTL task sleeps or pends, polls the NAND and
 //!   resumes the task whose operation finished. With `task_priority = "request-age"` (the
 //!   default) a task that takes a request lowers its priority below every other busy task
@@ -14,7 +16,9 @@
 //!   working block) serves everything, as in st-ftl.
 //! - **Semaphores** protect the FTL metadata (block lists, working blocks, GC), the mapping
 //!   table, and the NAND (`nand_lock`: one for the device, as on the paper's board, or one per
-//!   die). Lock order is metadata, NAND, mapping table, so no two tasks can deadlock.
+//!   die). Lock order is metadata, NAND, mapping table, so no two tasks can deadlock. Debug
+//!   builds and tests check that a task holds the semaphore guarding what it changes
+//!   (`guard.rs`: mapping, metadata, the die's NAND).
 //! - **Working blocks**: each task writes into its own block, allocating one page at a time
 //!   under the metadata semaphore and programming it before it allocates the next, so the
 //!   in-order programming rule holds however tasks interleave. A new working block goes to
@@ -45,6 +49,7 @@
 mod check;
 mod config;
 mod gc;
+mod guard;
 mod task;
 
 pub use config::{GcNandHold, MtFtlConfig, NandLock, TaskPriority};
@@ -60,7 +65,7 @@ use super::{Ftl, FtlCtx};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::host::SubRequest;
 use crate::nand::{BlockId, Layout, Nand, OobEntry, Ppn, UnitAddr};
-use crate::rtos::{Kernel, Program, SemId, Step, TaskId};
+use crate::rtos::{Held, Kernel, Program, SemId, Step, TaskId};
 use crate::SimError;
 
 const MT_SUMMARY: &str = "multi-threaded page-mapping FTL on a simulated uC/OS-II: FTL tasks with \
@@ -277,6 +282,11 @@ struct Core {
     /// Read data on its way to the host (verify runs).
     scratch: Vec<u64>,
     stats: MtStats,
+    /// The task being stepped and the locks it holds (lock-discipline checks, `guard.rs`).
+    #[cfg(debug_assertions)]
+    stepping: TaskId,
+    #[cfg(debug_assertions)]
+    held: Vec<SemId>,
 }
 
 /// The FTL: the kernel and the state its tasks share.
@@ -310,15 +320,15 @@ impl MtFtl {
         };
         let sems = Sems {
             host_queue: kernel.add_semaphore("host-queue", 0),
-            meta: kernel.add_semaphore("metadata", 1),
-            map: kernel.add_semaphore("mapping", 1),
+            meta: kernel.add_lock("metadata"),
+            map: kernel.add_lock("mapping"),
             nand: (0..locks)
                 .map(|i| {
                     let name = match cfg.nand_lock {
                         NandLock::Device => "nand".to_string(),
                         NandLock::Die => format!("nand-die{i}"),
                     };
-                    kernel.add_semaphore(&name, 1)
+                    kernel.add_lock(&name)
                 })
                 .collect(),
         };
@@ -378,6 +388,10 @@ impl MtFtl {
                 zeros: vec![0; unit_sectors as usize],
                 scratch: Vec::with_capacity(unit_sectors as usize),
                 stats: MtStats::default(),
+                #[cfg(debug_assertions)]
+                stepping: 0,
+                #[cfg(debug_assertions)]
+                held: Vec::new(),
                 layout,
                 upp,
                 unit_sectors,
@@ -455,10 +469,16 @@ struct Runner<'r, 'c> {
 }
 
 impl Program for Runner<'_, '_> {
-    fn step(&mut self, task: TaskId, now_ns: u64) -> Step {
+    fn step(&mut self, task: TaskId, now_ns: u64, _held: Held<'_>) -> Step {
         debug_assert_eq!(now_ns, self.ctx.now(), "steps run at the engine's time");
         if self.error.is_some() {
             return Step::Sleep;
+        }
+        #[cfg(debug_assertions)]
+        {
+            self.core.stepping = task;
+            self.core.held.clear();
+            self.core.held.extend_from_slice(_held.locks());
         }
         match self.core.step(self.ctx, task) {
             Ok(step) => step,
@@ -489,7 +509,10 @@ impl Ftl for MtFtl {
     }
 
     fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        self.core.queue.push_back(*sub);
+        // In arrival order: a request that waited for an overlapping one keeps its place.
+        let queue = &mut self.core.queue;
+        let place = queue.partition_point(|q| q.arrival_seq <= sub.arrival_seq);
+        queue.insert(place, *sub);
         self.kernel.post(self.core.sems.host_queue, ctx.now());
         self.run_kernel(ctx)
     }

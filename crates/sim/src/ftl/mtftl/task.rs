@@ -2,6 +2,7 @@
 //! kernel calls (pend, post, compute, sleep, poll), so tasks interleave exactly where a
 //! uC/OS-II task could be switched out. GC phases are in `gc.rs`.
 
+use super::guard::Shared;
 use super::{Core, OpenBlock, Phase, ReadGroup, Span};
 use crate::flash::Cause;
 use crate::ftl::mapping::Stream;
@@ -224,7 +225,7 @@ impl Core {
             TrimApply => {
                 let (first, end) = self.whole_units(t);
                 for lpn in first..end {
-                    if let Some(old) = self.map.take(lpn) {
+                    if let Some(old) = self.unmap(lpn)? {
                         self.drop_copy(ctx, old)?;
                     }
                 }
@@ -358,6 +359,7 @@ impl Core {
         }
         let deadline = self.sub(t).deadline_ns;
         let bytes = r.count * self.cfg.mapping_unit_bytes;
+        self.must_hold(Shared::Nand(page))?;
         self.tasks[t].op_done = false;
         ctx.read(
             &[page],
@@ -410,6 +412,7 @@ impl Core {
 
     /// Allocates the next page of the task's working block, opening one (after GC) if needed.
     fn allocate(&mut self, t: TaskId) -> Result<Option<Step>, SimError> {
+        self.must_hold(Shared::Metadata)?;
         let ppb = self.layout.pages_per_block;
         if let Some(w) = self.tasks[t].working.as_mut().filter(|w| w.next_page < ppb) {
             let page = self.layout.ppn(w.block, w.next_page);
@@ -502,6 +505,7 @@ impl Core {
             let task = &self.tasks[t];
             (task.page, task.chunk, task.span.lpn)
         };
+        self.must_hold(Shared::Nand(page))?;
         let sub = *self.sub(t);
         let us = self.unit_sectors as usize;
         let mut entries = std::mem::take(&mut self.tasks[t].entries);
@@ -511,7 +515,7 @@ impl Core {
         for i in 0..chunk {
             let lpn = lpn0 + i;
             let (s0, s1) = self.piece(t, lpn);
-            let old = self.map.take(lpn);
+            let old = self.unmap(lpn)?;
             if !data.is_empty() {
                 let slot = &mut data[i as usize * us..(i as usize + 1) * us];
                 if let Some(old) = old.filter(|_| s0 > 0 || s1 < us) {
@@ -524,7 +528,7 @@ impl Core {
             }
             self.units_written += 1;
             entries[i as usize] = OobEntry::new(lpn, self.units_written, 0);
-            self.map.set(lpn, self.map.unit_at(page, i));
+            self.remap(lpn, self.map.unit_at(page, i))?;
         }
         self.stats.padded_units += u64::from(self.upp - chunk);
         let die = self.layout.die_of(self.layout.block_of(page));
@@ -542,13 +546,12 @@ impl Core {
         self.tasks[t].entries = entries;
         self.tasks[t].data = data;
         result?;
-        self.close_if_full(ctx, page);
-        Ok(())
+        self.close_if_full(ctx, page)
     }
 
     /// Invalidates the stale copy of a unit written or trimmed.
     fn drop_copy(&mut self, ctx: &mut FtlCtx<'_>, old: u32) -> Result<(), SimError> {
-        self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
+        self.invalidate(ctx, old)?;
         let die = self
             .layout
             .die_of(self.layout.block_of(self.map.page_of(old)));
@@ -557,12 +560,16 @@ impl Core {
     }
 
     /// A block whose last page was just issued becomes a GC candidate.
-    pub(super) fn close_if_full(&mut self, ctx: &FtlCtx<'_>, page: Ppn) {
+    /// (The closed blocks are indexed by valid count, which changes under the mapping
+    /// semaphore, so closing takes it too.)
+    pub(super) fn close_if_full(&mut self, ctx: &FtlCtx<'_>, page: Ppn) -> Result<(), SimError> {
         if self.layout.page_in_block(page) + 1 == self.layout.pages_per_block {
+            self.must_hold(Shared::Mapping)?;
             let block = self.layout.block_of(page);
             let valid = ctx.nand().block(block).valid_units;
             self.blocks.close(block, valid, self.units_written);
         }
+        Ok(())
     }
 
     /// Whole mapping units of the current (trim) request, clipped to the logical space.
