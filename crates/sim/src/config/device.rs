@@ -85,6 +85,26 @@ settings! {
     }
 }
 
+/// Order in which the pages of an erased block may be programmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProgramOrder {
+    /// Page by page from page 0 (MLC and most large-block NAND).
+    Sequential,
+    /// Any free page, in any order (small-block SLC NAND).
+    Any,
+}
+
+settings! {
+    /// NAND programming rules of the chip's data sheet.
+    pub struct NandRules in "nand" {
+        /// Order in which the pages of an erased block may be programmed.
+        program_order: ProgramOrder = ProgramOrder::Sequential, unit "", choices "sequential | any";
+        /// NOP: partial programs one page accepts between erases, spare-area-only programs counted (the data-sheet "number of partial programs").
+        partial_programs_per_page: u32 = 1, unit "programs", range 1 ..= 15;
+    }
+}
+
 settings! {
     /// The embedded CPU that runs the FTL.
     pub struct CpuConfig in "cpu" {
@@ -93,11 +113,12 @@ settings! {
     }
 }
 
-/// A whole simulated SSD: geometry, timing, host link and FTL CPU.
+/// A whole simulated SSD: geometry, NAND rules, timing, host link and FTL CPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct DeviceConfig {
     pub geometry: Geometry,
+    pub nand: NandRules,
     pub timing: Timing,
     pub host: HostConfig,
     pub cpu: CpuConfig,
@@ -107,6 +128,7 @@ impl DeviceConfig {
     /// Documentation of every device field, with the values of `self`.
     pub fn field_docs(&self) -> Vec<super::FieldDoc> {
         let mut docs = self.geometry.field_docs();
+        docs.extend(self.nand.field_docs());
         docs.extend(self.timing.field_docs());
         docs.extend(self.host.field_docs());
         docs.extend(self.cpu.field_docs());
@@ -116,6 +138,7 @@ impl DeviceConfig {
     /// Checks ranges and the rules that tie fields together.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.geometry.check_ranges()?;
+        self.nand.check_ranges()?;
         self.timing.check_ranges()?;
         self.host.check_ranges()?;
         self.cpu.check_ranges()?;
@@ -226,6 +249,25 @@ mod tests {
         d.host.completion_bytes = 1 << 20;
         let err = d.validate().unwrap_err().to_string();
         assert!(err.contains("host.completion_bytes"), "{err}");
+    }
+
+    #[test]
+    fn nand_rules_are_checked_with_the_field_and_range_named() {
+        let mut d = DeviceConfig::default();
+        d.nand.partial_programs_per_page = 0;
+        let err = d.validate().unwrap_err().to_string();
+        assert!(err.contains("nand.partial_programs_per_page"), "{err}");
+        assert!(err.contains("1 ..= 15"), "{err}");
+        let err = crate::config::ExperimentConfig::with_sets(
+            "default",
+            &["nand.program_order=\"random\""],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("nand.program_order") && err.contains("`sequential` or `any`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::settings::shown_value;
 use super::{
     preset, preset_names, settings, ConfigError, CpuConfig, DeviceConfig, Geometry, HostConfig,
-    Timing, MAX_CONFIG_INTEGER,
+    NandRules, Timing, MAX_CONFIG_INTEGER,
 };
 use crate::settings;
 use crate::trace::TraceConfig;
@@ -56,6 +56,7 @@ pub struct ExperimentConfig {
     /// Preset the device (and FTL defaults) started from.
     pub preset: String,
     pub geometry: Geometry,
+    pub nand: NandRules,
     pub timing: Timing,
     pub host: HostConfig,
     pub cpu: CpuConfig,
@@ -75,6 +76,7 @@ impl Default for ExperimentConfig {
         ExperimentConfig {
             preset: "default".into(),
             geometry: Geometry::default(),
+            nand: NandRules::default(),
             timing: Timing::default(),
             host: HostConfig::default(),
             cpu: CpuConfig::default(),
@@ -102,6 +104,7 @@ impl ExperimentConfig {
     pub fn device(&self) -> DeviceConfig {
         DeviceConfig {
             geometry: self.geometry.clone(),
+            nand: self.nand.clone(),
             timing: self.timing.clone(),
             host: self.host.clone(),
             cpu: self.cpu.clone(),
@@ -187,6 +190,7 @@ fn preset_table(name: &str) -> Result<toml::Table, ConfigError> {
     let mut config = ExperimentConfig {
         preset: name.to_string(),
         geometry: p.device.geometry,
+        nand: p.device.nand,
         timing: p.device.timing,
         host: p.device.host,
         cpu: p.device.cpu,

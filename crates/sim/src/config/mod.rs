@@ -11,7 +11,9 @@ mod presets;
 #[doc(hidden)]
 pub mod settings;
 
-pub use device::{CpuConfig, DeviceConfig, Geometry, HostConfig, QueuePolicy, Timing};
+pub use device::{
+    CpuConfig, DeviceConfig, Geometry, HostConfig, NandRules, ProgramOrder, QueuePolicy, Timing,
+};
 pub use error::ConfigError;
 pub(crate) use experiment::first_line;
 pub use experiment::{ConfigSource, ExperimentConfig, RunConfig};

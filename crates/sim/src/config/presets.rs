@@ -4,7 +4,9 @@
 //! over-provisioning of `fmmu-16ch`). Values a paper does not give are marked *assumed* in the
 //! preset's `source` text; every field can be overridden with `--set` or a TOML file.
 
-use super::{CpuConfig, DeviceConfig, Geometry, HostConfig, QueuePolicy, Timing};
+use super::{
+    CpuConfig, DeviceConfig, Geometry, HostConfig, NandRules, ProgramOrder, QueuePolicy, Timing,
+};
 
 /// A named device with its provenance.
 #[derive(Debug, Clone)]
@@ -92,7 +94,8 @@ fn cosmos() -> Preset {
                 page_bytes: 8192,
                 oob_bytes: 600,
             },
-            timing: Timing {
+            nand: NandRules::default(),
+        timing: Timing {
                 read_latency_ns: 125_000,
                 program_latency_ns: 1_080_000,
                 erase_latency_ns: 3_840_000,
@@ -139,7 +142,8 @@ fn fmmu_16ch() -> Preset {
                 page_bytes: 16384,
                 oob_bytes: 1536,
             },
-            timing: Timing {
+            nand: NandRules::default(),
+        timing: Timing {
                 read_latency_ns: 35_000,
                 program_latency_ns: 390_000,
                 erase_latency_ns: 4_000_000,
@@ -192,7 +196,8 @@ fn mt_board() -> Preset {
                 page_bytes: 4096,
                 oob_bytes: 128,
             },
-            timing: Timing {
+            nand: NandRules::default(),
+        timing: Timing {
                 read_latency_ns: 60_000,
                 program_latency_ns: 800_000,
                 erase_latency_ns: 1_500_000,
@@ -249,7 +254,12 @@ fn nftl(chip: NftlChip) -> Preset {
                  read page 36 us (Samsung) / 52 us (Toshiba), read OOB 10 / 26 us, write page and write \
                  OOB 200 us, erase 2 ms. Table times include the data transfer over an 8-bit bus at \
                  20 MB/s (50 ns cycle, assumed), so cell times are the table values minus the transfer \
-                 (512 B: 25.6 us, 16 B: 0.8 us). Host: USB 2.0 flash disk (assumed 60 MB/s).",
+                 (512 B: 25.6 us, 16 B: 0.8 us). Host: USB 2.0 flash disk (assumed 60 MB/s). NAND rules: pages \
+                 of a block programmed in any order, 3 partial programs per page (1 main-array program and \
+                 2 spare-area programs: the data sheet of Samsung's sister part K9F1208U0M, same 528-byte \
+                 page generation, says \"1 for main array and 2 for spare array\" and \"any random order in \
+                 a block\"; assumed the same for the K9F2808U0B/C and the Toshiba TC58DVM72A1, whose data \
+                 sheets were not found).",
         device: DeviceConfig {
             geometry: Geometry {
                 channels: 1,
@@ -260,6 +270,10 @@ fn nftl(chip: NftlChip) -> Preset {
                 pages_per_block: 32,
                 page_bytes: 512,
                 oob_bytes: 16,
+            },
+            nand: NandRules {
+                program_order: ProgramOrder::Any,
+                partial_programs_per_page: 3,
             },
             timing: Timing {
                 read_latency_ns: read_cell_ns,
@@ -306,6 +320,7 @@ fn small_chip(
             page_bytes,
             oob_bytes,
         },
+        nand: NandRules::default(),
         timing: Timing {
             read_latency_ns: read,
             program_latency_ns: program,
@@ -407,6 +422,20 @@ mod tests {
             let h = preset(name).unwrap().device.host;
             assert!(h.data_over_link, "{name}");
             assert_eq!((h.command_bytes, h.completion_bytes), (0, 0), "{name}");
+        }
+    }
+
+    #[test]
+    fn only_the_small_block_nftl_chips_program_pages_in_any_order() {
+        for name in PRESETS {
+            let nand = preset(name).unwrap().device.nand;
+            if name.starts_with("nftl-") {
+                assert_eq!(nand.program_order, ProgramOrder::Any, "{name}");
+                assert_eq!(nand.partial_programs_per_page, 3, "{name}");
+            } else {
+                assert_eq!(nand, NandRules::default(), "{name}");
+                assert_eq!(nand.program_order, ProgramOrder::Sequential, "{name}");
+            }
         }
     }
 

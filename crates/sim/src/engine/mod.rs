@@ -185,9 +185,11 @@ impl Simulation {
             ftl.units_per_page(),
             device.host.sector_bytes,
             payloads,
-        );
+        )
+        .with_rules(&device.nand);
         let functional = cfg.run.functional_only;
         let mut flash = FlashScheduler::new(layout, device.timing.clone(), functional);
+        flash.set_program_order(device.nand.program_order);
         flash.report_programs(cfg.run.verify);
         let sector_bytes = u64::from(device.host.sector_bytes);
         let logical_sectors = ftl.logical_bytes() / sector_bytes;
@@ -318,6 +320,7 @@ impl Simulation {
             let layout = *self.nand.layout();
             let counters = self.flash.counters().clone();
             self.flash = FlashScheduler::new(layout, timing, functional);
+            self.flash.set_program_order(self.cfg.nand.program_order);
             self.flash.restore_counters(counters);
             self.flash.report_programs(self.shadow.is_some());
         }

@@ -5,7 +5,9 @@
 //! - a per-die queue, served in the order of a [`QueuePolicy`] (FIFO, read-first, EDF);
 //! - commands on the same block start in the order they were issued, whatever the policy, so
 //!   reordering can never break the NAND rules (programs in page order, erase after the reads
-//!   of a victim, reads after the program of their page);
+//!   of a victim, reads after the program of their page); on chips that program pages in any
+//!   order ([`ProgramOrder::Any`]) a read waits for every earlier unstarted writer of its block,
+//!   since the pages programmed so far are no longer those below a high-water mark;
 //! - explicit dependencies: a command can wait for other commands to complete (a GC program
 //!   waits for the reads that fetched its data);
 //! - a die runs one cell operation at a time; with `cache_ops` a read's data-out overlaps the
@@ -17,7 +19,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{QueuePolicy, Timing};
+use crate::config::{ProgramOrder, QueuePolicy, Timing};
 use crate::engine::events::{Event, EventQueue};
 use crate::nand::{BlockId, DieId, Layout};
 
@@ -311,6 +313,9 @@ pub struct FlashScheduler {
     /// Report completed programs (verify runs track what is durable).
     report_programs: bool,
     finished_programs: Vec<CmdId>,
+    /// Pages of a block may be programmed in any order (reads then wait for every earlier
+    /// writer of their block).
+    any_order: bool,
 }
 
 impl FlashScheduler {
@@ -348,7 +353,14 @@ impl FlashScheduler {
             in_flight: 0,
             report_programs: false,
             finished_programs: Vec::new(),
+            any_order: false,
         }
+    }
+
+    /// The chip's program order (sequential by default), which decides what a read of a page
+    /// must wait for.
+    pub fn set_program_order(&mut self, order: ProgramOrder) {
+        self.any_order = order == ProgramOrder::Any;
     }
 
     /// Makes completed programs available to [`FlashScheduler::drain_finished_programs`].
@@ -547,7 +559,8 @@ impl FlashScheduler {
             let wait_for = if reads {
                 let writer_pending = self.unstarted(o.last_writer).is_some();
                 (writer_pending
-                    && (o.erases_pending > 0
+                    && (self.any_order
+                        || o.erases_pending > 0
                         || o.writer_is_not_program
                         || op.page >= o.started_pages))
                     .then_some(o.last_writer)

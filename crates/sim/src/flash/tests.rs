@@ -399,3 +399,33 @@ fn functional_mode_completes_at_release() {
     assert!(q.is_empty());
     assert_eq!(s.counters().get(OpKind::Program, Cause::Host), 1);
 }
+
+#[test]
+fn any_order_chips_keep_a_read_behind_the_program_of_a_lower_page() {
+    // Page 7 was programmed first (legal on an any-order chip); page 2 is programmed later.
+    // Its read must not overtake its program, though page 2 is below the highest started page.
+    let t = Timing {
+        die_queue_policy: QueuePolicy::ReadFirst,
+        ..timing()
+    };
+    let mut s = FlashScheduler::new(Layout::new(&small()), t, false);
+    s.set_program_order(ProgramOrder::Any);
+    let mut q = EventQueue::new();
+    let page = |kind, page| FlashOp {
+        page,
+        ..op(kind, 0, blk(0), 4096)
+    };
+    finish(&mut s, &mut q, 0, &independent(&[page(OpKind::Program, 7)]));
+    let ops = independent(&[
+        op(OpKind::Erase, 0, blk(0) + 3, 0),
+        page(OpKind::Program, 2),
+        page(OpKind::Read, 2),
+    ]);
+    let done = finish(&mut s, &mut q, 10_000_000, &ops);
+    assert!(
+        done[2] > done[1],
+        "read of page 2 ({}) waits for the program of page 2 ({})",
+        done[2],
+        done[1]
+    );
+}

@@ -30,7 +30,7 @@ use crate::flash::{
     Cause, CmdId, DieStatus, FlashOp, FlashScheduler, OpKind, MAX_PLANES_PER_OP, NIL,
 };
 use crate::host::{SubId, SubRequest};
-use crate::nand::{BlockId, DieId, Layout, Nand, NandError, OobEntry, Ppn};
+use crate::nand::{BlockId, DieId, Layout, Nand, NandError, OobEntry, Ppn, Spare};
 use crate::verify::Shadow;
 use crate::SimError;
 
@@ -299,14 +299,13 @@ impl<'a> FtlCtx<'a> {
         Ok(self.submit(op, issue))
     }
 
-    /// Reads the spare area of one page.
-    pub fn read_oob(&mut self, ppn: Ppn, issue: Issue<'_>) -> Result<CmdId, SimError> {
-        self.nand
-            .check_readable(ppn)
-            .map_err(|e| self.nand_err(e))?;
+    /// Reads the spare area of one page, programmed or free: returns what it holds
+    /// ([`Spare::Erased`] for a page not programmed since its block's erase).
+    pub fn read_oob(&mut self, ppn: Ppn, issue: Issue<'_>) -> Result<(CmdId, Spare), SimError> {
+        let spare = self.nand.spare(ppn).map_err(|e| self.nand_err(e))?;
         let bytes = self.layout().oob_bytes;
         let op = self.op_for(OpKind::ReadOob, &[ppn], bytes, &issue)?;
-        Ok(self.submit(op, issue))
+        Ok((self.submit(op, issue), spare))
     }
 
     /// Programs pages (one per plane of one die for a multi-plane program): `entries` holds
@@ -368,15 +367,17 @@ impl<'a> FtlCtx<'a> {
         Ok(self.submit(op, issue))
     }
 
-    /// Sets OOB flag bits of a programmed page (spare-area partial program).
+    /// Spare-area-only partial program of a page, programmed or free: sets OOB flag bits and,
+    /// when `tag` is not 0, the page's spare tag (see [`Nand::program_spare`]).
     pub fn program_oob(
         &mut self,
         ppn: Ppn,
         flags: u8,
+        tag: u32,
         issue: Issue<'_>,
     ) -> Result<CmdId, SimError> {
         self.nand
-            .program_oob_flags(ppn, flags)
+            .program_spare(ppn, flags, tag)
             .map_err(|e| self.nand_err(e))?;
         let bytes = self.layout().oob_bytes;
         let op = self.op_for(OpKind::ProgramOob, &[ppn], bytes, &issue)?;

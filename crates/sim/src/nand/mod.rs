@@ -11,4 +11,4 @@ mod addr;
 mod state;
 
 pub use addr::{BlockId, DieId, Divisor, Layout, Ppn, UnitAddr};
-pub use state::{BlockMeta, Nand, NandError, OobEntry, OOB_ENTRY_BYTES};
+pub use state::{BlockMeta, Nand, NandError, OobEntry, Spare, OOB_ENTRY_BYTES};

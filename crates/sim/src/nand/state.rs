@@ -3,6 +3,7 @@
 use thiserror::Error;
 
 use super::{BlockId, Divisor, Layout, Ppn, UnitAddr};
+use crate::config::{NandRules, ProgramOrder};
 
 /// Bytes of OOB one mapping-unit slot needs (logical unit, sequence number, flags).
 pub const OOB_ENTRY_BYTES: u32 = 12;
@@ -58,10 +59,27 @@ impl OobEntry {
     }
 }
 
+/// Per-page state byte: partial programs since the last erase (low bits) and whether the data
+/// area has been programmed.
+const PAGE_PROGRAMS_MASK: u8 = 0x0f;
+const PAGE_DATA: u8 = 0x10;
+
+/// What a spare-area (OOB) read returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spare {
+    /// The page has not been programmed since its block was erased (all ones on a real chip).
+    Erased,
+    /// The spare area holds these entries' page: its first unit slot's OOB entry and the
+    /// FTL's spare tag (a word written with [`Nand::program_spare`], 0 when none).
+    Programmed { entry: OobEntry, tag: u32 },
+}
+
 /// Per-block bookkeeping.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BlockMeta {
-    /// Next page to program; pages below it are programmed, the rest are free (erased).
+    /// One past the highest page programmed (data or spare) since the last erase; pages at or
+    /// above it are free (erased). With sequential program order, pages below it are
+    /// programmed.
     pub write_ptr: u32,
     pub erase_count: u32,
     /// Valid mapping-unit slots in the block.
@@ -98,10 +116,19 @@ pub enum NandError {
     },
     #[error("sequence number {0} exceeds the 48 bits an OOB entry holds")]
     SeqOverflow(u64),
-    #[error("OOB program sets flags on unwritten page {page} of block {block}")]
-    OobProgramUnwritten { block: BlockId, page: u32 },
     #[error("program supplies {got} OOB entries, a page holds {expected}")]
     EntryCount { got: usize, expected: u32 },
+    #[error("page {page} of block {block} programmed a {nth}th time since its erase; the chip accepts {nop} partial programs per page (nand.partial_programs_per_page, spare-area programs counted)")]
+    PartialProgramLimit {
+        block: BlockId,
+        page: u32,
+        nth: u32,
+        nop: u32,
+    },
+    #[error("data area of page {page} of block {block} programmed twice without an erase")]
+    DataProgrammedTwice { block: BlockId, page: u32 },
+    #[error("spare tag of page {page} of block {block} written twice without an erase")]
+    SpareTagTwice { block: BlockId, page: u32 },
 }
 
 /// Functional state of every page, block and OOB entry.
@@ -112,6 +139,12 @@ pub struct Nand {
     per_page: Divisor,
     sectors_per_page: u32,
     blocks: Vec<BlockMeta>,
+    /// Per page: partial programs since erase and the data-programmed bit.
+    pages: Vec<u8>,
+    /// Per page, the spare tag word ([`Nand::program_spare`]); allocated at first use.
+    spare_tags: Option<Vec<u32>>,
+    order: ProgramOrder,
+    nop: u32,
     oob: Vec<OobEntry>,
     valid: Vec<u64>,
     payload: Option<Vec<u64>>,
@@ -129,14 +162,28 @@ impl Nand {
             per_page: Divisor::new(units_per_page),
             sectors_per_page,
             blocks: vec![BlockMeta::default(); layout.blocks() as usize],
+            pages: vec![0; layout.pages() as usize],
+            spare_tags: None,
+            order: ProgramOrder::Sequential,
+            nop: 1,
             oob: vec![OobEntry::EMPTY; units],
             valid: vec![0; units.div_ceil(64)],
             payload: payloads.then(|| vec![0; layout.pages() as usize * sectors_per_page as usize]),
         }
     }
 
+    /// Applies the chip's programming rules (program order and partial programs per page).
+    pub fn with_rules(mut self, rules: &NandRules) -> Self {
+        self.order = rules.program_order;
+        self.nop = rules.partial_programs_per_page;
+        self
+    }
+
     pub fn layout(&self) -> &Layout {
         &self.layout
+    }
+    pub fn program_order(&self) -> ProgramOrder {
+        self.order
     }
     pub fn units_per_page(&self) -> u32 {
         self.units_per_page
@@ -167,11 +214,71 @@ impl Nand {
     pub fn is_valid(&self, unit: UnitAddr) -> bool {
         self.valid[(unit / 64) as usize] >> (unit % 64) & 1 == 1
     }
-    /// Whether page `ppn` has been programmed since its block's last erase.
+    /// Whether the data area of page `ppn` has been programmed since its block's last erase.
     #[inline]
     pub fn is_programmed(&self, ppn: Ppn) -> bool {
+        self.pages[ppn as usize] & PAGE_DATA != 0
+    }
+
+    /// Partial programs (data or spare) page `ppn` has taken since its block's last erase.
+    pub fn partial_programs(&self, ppn: Ppn) -> u32 {
+        u32::from(self.pages[ppn as usize] & PAGE_PROGRAMS_MASK)
+    }
+
+    /// The spare area of page `ppn` as a spare-only read returns it: erased, or its first
+    /// slot's OOB entry and spare tag.
+    pub fn spare(&self, ppn: Ppn) -> Result<Spare, NandError> {
+        self.check_ppn(ppn)?;
+        if self.pages[ppn as usize] & PAGE_PROGRAMS_MASK == 0 {
+            return Ok(Spare::Erased);
+        }
+        Ok(Spare::Programmed {
+            entry: self.oob[(ppn * self.units_per_page) as usize],
+            tag: self.spare_tags.as_ref().map_or(0, |t| t[ppn as usize]),
+        })
+    }
+
+    /// Checks that page `ppn` may take one more program (of its data area when `data`) under
+    /// the chip's rules, and records it: order within the block, data at most once, at most
+    /// `nop` partial programs.
+    fn take_program(&mut self, ppn: Ppn, data: bool) -> Result<(), NandError> {
         let block = self.layout.block_of(ppn);
-        self.layout.page_in_block(ppn) < self.blocks[block as usize].write_ptr
+        let page = self.layout.page_in_block(ppn);
+        let state = self.pages[ppn as usize];
+        let meta = &mut self.blocks[block as usize];
+        let touched = state & PAGE_PROGRAMS_MASK != 0;
+        if self.order == ProgramOrder::Sequential {
+            // In order: the next free page, or the page last programmed (a further partial
+            // program of it).
+            let at_pointer = page == meta.write_ptr;
+            let last = touched && page + 1 == meta.write_ptr;
+            if !at_pointer && !last {
+                if meta.write_ptr >= self.layout.pages_per_block {
+                    return Err(NandError::ProgramWithoutErase { block, page });
+                }
+                return Err(NandError::OutOfOrder {
+                    block,
+                    page,
+                    write_ptr: meta.write_ptr,
+                });
+            }
+        }
+        if data && state & PAGE_DATA != 0 {
+            return Err(NandError::DataProgrammedTwice { block, page });
+        }
+        let nth = u32::from(state & PAGE_PROGRAMS_MASK) + 1;
+        if nth > self.nop {
+            return Err(NandError::PartialProgramLimit {
+                block,
+                page,
+                nth,
+                nop: self.nop,
+            });
+        }
+        meta.write_ptr = meta.write_ptr.max(page + 1);
+        self.pages[ppn as usize] =
+            (state & !PAGE_PROGRAMS_MASK) | nth as u8 | if data { PAGE_DATA } else { 0 };
+        Ok(())
     }
 
     /// Programs page `ppn` with one OOB entry per unit slot (empty entries are padding) and,
@@ -191,23 +298,14 @@ impl Nand {
             });
         }
         let block = self.layout.block_of(ppn);
-        let page = self.layout.page_in_block(ppn);
-        let meta = &mut self.blocks[block as usize];
-        if meta.write_ptr >= self.layout.pages_per_block {
-            return Err(NandError::ProgramWithoutErase { block, page });
-        }
-        if page != meta.write_ptr {
-            return Err(NandError::OutOfOrder {
-                block,
-                page,
-                write_ptr: meta.write_ptr,
-            });
-        }
-        meta.write_ptr += 1;
+        self.take_program(ppn, true)?;
         let base = ppn * self.units_per_page;
         for (i, e) in entries.iter().enumerate() {
             let unit = base + i as u32;
+            // Flags set by an earlier spare-only program stay set (bits only go 1 -> 0).
+            let earlier_flags = self.oob[unit as usize].flags;
             self.oob[unit as usize] = *e;
+            self.oob[unit as usize].flags |= earlier_flags;
             if !e.is_empty() {
                 self.set_valid(unit, true);
                 self.blocks[block as usize].valid_units += 1;
@@ -285,6 +383,11 @@ impl Nand {
         let units = (first * self.units_per_page) as usize
             ..((first + written) * self.units_per_page) as usize;
         self.oob[units].fill(OobEntry::EMPTY);
+        let pages = first as usize..(first + written) as usize;
+        self.pages[pages.clone()].fill(0);
+        if let Some(tags) = &mut self.spare_tags {
+            tags[pages].fill(0);
+        }
         Ok(())
     }
 
@@ -301,19 +404,7 @@ impl Nand {
                 dst_block: db,
             });
         }
-        let page = self.layout.page_in_block(dst);
-        let meta = &mut self.blocks[db as usize];
-        if meta.write_ptr >= self.layout.pages_per_block {
-            return Err(NandError::ProgramWithoutErase { block: db, page });
-        }
-        if page != meta.write_ptr {
-            return Err(NandError::OutOfOrder {
-                block: db,
-                page,
-                write_ptr: meta.write_ptr,
-            });
-        }
-        meta.write_ptr += 1;
+        self.take_program(dst, true)?;
         for slot in 0..self.units_per_page {
             let (from, to) = (
                 src * self.units_per_page + slot,
@@ -335,19 +426,29 @@ impl Nand {
         Ok(())
     }
 
-    /// Sets flag bits in the OOB entries of a programmed page (a spare-area partial program;
-    /// bits can only be set until the next erase).
-    pub fn program_oob_flags(&mut self, ppn: Ppn, flags: u8) -> Result<(), NandError> {
+    /// A spare-area-only partial program of page `ppn`, programmed or free: sets `flags` in
+    /// its OOB entries and, when `tag` is not 0, writes its spare tag (once per erase). It
+    /// counts against the partial programs the page accepts and, with sequential program
+    /// order, must respect the order like a data program.
+    pub fn program_spare(&mut self, ppn: Ppn, flags: u8, tag: u32) -> Result<(), NandError> {
         self.check_ppn(ppn)?;
-        if !self.is_programmed(ppn) {
-            return Err(NandError::OobProgramUnwritten {
-                block: self.layout.block_of(ppn),
-                page: self.layout.page_in_block(ppn),
-            });
+        let (block, page) = (self.layout.block_of(ppn), self.layout.page_in_block(ppn));
+        if tag != 0
+            && self
+                .spare_tags
+                .as_ref()
+                .is_some_and(|t| t[ppn as usize] != 0)
+        {
+            return Err(NandError::SpareTagTwice { block, page });
         }
+        self.take_program(ppn, false)?;
         let base = (ppn * self.units_per_page) as usize;
         for e in &mut self.oob[base..base + self.units_per_page as usize] {
             e.flags |= flags;
+        }
+        if tag != 0 {
+            let pages = self.layout.pages() as usize;
+            self.spare_tags.get_or_insert_with(|| vec![0; pages])[ppn as usize] = tag;
         }
         Ok(())
     }
@@ -383,7 +484,7 @@ impl Nand {
             let mut valid = 0;
             for u in first..first + upb {
                 if self.is_valid(u) {
-                    if u - first >= written {
+                    if u - first >= written || !self.is_programmed(self.ppn_of_unit(u)) {
                         return Err(format!(
                             "block {b}: unit slot {u} valid beyond write pointer {}",
                             meta.write_ptr
@@ -395,6 +496,12 @@ impl Nand {
                         ));
                     }
                     valid += 1;
+                }
+                let data = self.is_programmed(self.ppn_of_unit(u));
+                if !data && self.oob[u as usize].lpn().is_some() {
+                    return Err(format!(
+                        "block {b}: unit slot {u} of a page without data names a logical unit"
+                    ));
                 }
                 if u - first >= written && !self.oob[u as usize].is_empty() {
                     return Err(format!("block {b}: free unit slot {u} has an OOB entry"));
@@ -426,6 +533,7 @@ impl Nand {
             0
         };
         u64::from(layout.blocks()) * std::mem::size_of::<BlockMeta>() as u64
+            + pages
             + units * std::mem::size_of::<OobEntry>() as u64
             + units.div_ceil(64) * 8
             + payload
@@ -434,6 +542,8 @@ impl Nand {
     /// Approximate bytes of state held (for memory reports).
     pub fn state_bytes(&self) -> u64 {
         (self.blocks.len() * std::mem::size_of::<BlockMeta>()
+            + self.pages.len()
+            + self.spare_tags.as_ref().map_or(0, |t| t.len() * 4)
             + self.oob.len() * std::mem::size_of::<OobEntry>()
             + self.valid.len() * 8
             + self.payload.as_ref().map_or(0, |p| p.len() * 8)) as u64
@@ -562,6 +672,124 @@ mod tests {
         assert!(matches!(
             n.copyback(0, 8),
             Err(NandError::CopybackCrossPlane { .. })
+        ));
+    }
+}
+
+#[cfg(test)]
+mod rules_tests {
+    use super::*;
+    use crate::config::Geometry;
+
+    /// One plane of 2 blocks of 8 pages of 512 B, one unit per page.
+    fn chip(order: ProgramOrder, nop: u32) -> Nand {
+        let g = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 2,
+            pages_per_block: 8,
+            page_bytes: 512,
+            oob_bytes: 16,
+        };
+        Nand::new(Layout::new(&g), 1, 512, false).with_rules(&NandRules {
+            program_order: order,
+            partial_programs_per_page: nop,
+        })
+    }
+
+    fn entry(lpn: u32) -> [OobEntry; 1] {
+        [OobEntry::new(lpn, 1, 0)]
+    }
+
+    #[test]
+    fn any_order_chips_program_free_pages_out_of_order_sequential_ones_do_not() {
+        let mut any = chip(ProgramOrder::Any, 1);
+        any.program(5, &entry(5), None).unwrap();
+        any.program(1, &entry(1), None).unwrap();
+        assert!(any.is_programmed(5) && any.is_programmed(1) && !any.is_programmed(2));
+        assert_eq!(any.block(0).write_ptr, 6);
+        any.check_consistency().unwrap();
+        assert!(matches!(
+            any.check_readable(2),
+            Err(NandError::ReadUnwritten { .. })
+        ));
+        let mut seq = chip(ProgramOrder::Sequential, 1);
+        assert!(matches!(
+            seq.program(5, &entry(5), None),
+            Err(NandError::OutOfOrder { write_ptr: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn a_page_takes_its_data_once_and_at_most_nop_partial_programs() {
+        let mut n = chip(ProgramOrder::Any, 3);
+        n.program_spare(0, 0x4, 77).unwrap();
+        n.program(0, &entry(0), None).unwrap();
+        assert!(matches!(
+            n.program(0, &entry(9), None),
+            Err(NandError::DataProgrammedTwice { page: 0, .. })
+        ));
+        n.program_spare(0, 0x8, 0).unwrap();
+        assert_eq!(n.partial_programs(0), 3);
+        let err = n.program_spare(0, 0x1, 0).unwrap_err();
+        assert!(
+            matches!(err, NandError::PartialProgramLimit { nth: 4, nop: 3, .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("nand.partial_programs_per_page"));
+        // Flags of the spare programs survive the data program, the tag is once per erase.
+        assert_eq!(n.oob(0).flags(), 0xc);
+        assert!(matches!(
+            n.program_spare(1, 0, 5)
+                .and_then(|_| n.program_spare(1, 0, 6)),
+            Err(NandError::SpareTagTwice { .. })
+        ));
+        // NOP 1: a header in the spare area uses the page's only program.
+        let mut one = chip(ProgramOrder::Any, 1);
+        one.program_spare(0, 0, 3).unwrap();
+        assert!(matches!(
+            one.program(0, &entry(0), None),
+            Err(NandError::PartialProgramLimit { nth: 2, nop: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn spare_of_an_erased_page_reads_erased_and_a_spare_only_program_leaves_data_free() {
+        let mut n = chip(ProgramOrder::Any, 2);
+        assert_eq!(n.spare(3).unwrap(), Spare::Erased);
+        n.program_spare(3, 0x2, 42).unwrap();
+        let Spare::Programmed { entry: e, tag } = n.spare(3).unwrap() else {
+            panic!("spare-programmed page reads erased");
+        };
+        assert_eq!((e.lpn(), e.flags(), tag), (None, 0x2, 42));
+        assert!(
+            !n.is_programmed(3),
+            "a spare-only program leaves the data area free"
+        );
+        n.check_consistency().unwrap();
+        n.program(3, &entry(3), None).unwrap();
+        assert!(n.is_programmed(3));
+        n.invalidate(3).unwrap();
+        n.erase(0).unwrap();
+        assert_eq!(n.spare(3).unwrap(), Spare::Erased);
+        assert_eq!(n.partial_programs(3), 0);
+        // After the erase the page takes a tag and data again.
+        n.program_spare(3, 0, 43).unwrap();
+        n.program(3, &entry(3), None).unwrap();
+    }
+
+    #[test]
+    fn sequential_chips_allow_a_spare_program_then_data_at_the_pointer_only() {
+        let mut n = chip(ProgramOrder::Sequential, 2);
+        n.program_spare(0, 0, 1).unwrap();
+        // The spare-programmed page is the last one touched: its data may follow.
+        n.program(0, &entry(0), None).unwrap();
+        n.program(1, &entry(1), None).unwrap();
+        assert!(matches!(
+            n.program_spare(0, 1, 0),
+            Err(NandError::OutOfOrder { write_ptr: 2, .. })
         ));
     }
 }
