@@ -19,11 +19,16 @@ pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigErro
         .ftl
         .get("mapping_unit_bytes")
         .and_then(toml::Value::as_integer)
-        .unwrap_or(4096) as u32;
+        .unwrap_or(if config.ftl_name() == "nftl" {
+            i64::from(config.geometry.page_bytes)
+        } else {
+            4096
+        }) as u32;
     let units_per_page = (config.geometry.page_bytes / unit_bytes.max(1)).max(1);
     let sector = config.host.sector_bytes;
     let payloads = config.run.payloads || config.run.verify;
-    let nand = Nand::estimate_bytes(&layout, units_per_page, sector, payloads);
+    let any_order = config.nand.program_order == crate::config::ProgramOrder::Any;
+    let nand = Nand::estimate_bytes(&layout, units_per_page, sector, payloads, any_order);
     let shadow = if config.run.verify {
         // One version per logical sector: at most the raw capacity's sectors.
         config.geometry.raw_bytes() / u64::from(sector) * 8

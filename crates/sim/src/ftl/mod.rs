@@ -19,6 +19,7 @@
 
 pub mod mapping;
 pub mod mtftl;
+pub mod nftl;
 pub mod pagemap;
 pub mod registry;
 

@@ -2,7 +2,7 @@
 //! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
 
 use super::mapping::headroom;
-use super::{mtftl, pagemap, Ftl};
+use super::{mtftl, nftl, pagemap, Ftl};
 use crate::config::settings::Documented;
 use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
 
@@ -21,7 +21,12 @@ pub struct FtlEntry {
 
 /// All FTLs, in listing order.
 pub fn entries() -> &'static [FtlEntry] {
-    static ENTRIES: [FtlEntry; 3] = [pagemap::ENTRY, mtftl::MT_ENTRY, mtftl::ST_ENTRY];
+    static ENTRIES: [FtlEntry; 4] = [
+        pagemap::ENTRY,
+        mtftl::MT_ENTRY,
+        mtftl::ST_ENTRY,
+        nftl::ENTRY,
+    ];
     &ENTRIES
 }
 

@@ -139,8 +139,11 @@ pub struct Nand {
     per_page: Divisor,
     sectors_per_page: u32,
     blocks: Vec<BlockMeta>,
-    /// Per page: partial programs since erase and the data-programmed bit.
-    pages: Vec<u8>,
+    /// Per page: partial programs since erase and the data-programmed bit. Absent while every
+    /// page was programmed once, in order (a sequential chip without spare-only programs): the
+    /// write pointers say it all, at no memory cost. Made at the first spare-only program, or
+    /// at once for any-order chips.
+    pages: Option<Vec<u8>>,
     /// Per page, the spare tag word ([`Nand::program_spare`]); allocated at first use.
     spare_tags: Option<Vec<u32>>,
     order: ProgramOrder,
@@ -162,7 +165,7 @@ impl Nand {
             per_page: Divisor::new(units_per_page),
             sectors_per_page,
             blocks: vec![BlockMeta::default(); layout.blocks() as usize],
-            pages: vec![0; layout.pages() as usize],
+            pages: None,
             spare_tags: None,
             order: ProgramOrder::Sequential,
             nop: 1,
@@ -176,7 +179,40 @@ impl Nand {
     pub fn with_rules(mut self, rules: &NandRules) -> Self {
         self.order = rules.program_order;
         self.nop = rules.partial_programs_per_page;
+        if self.order == ProgramOrder::Any {
+            self.page_states();
+        }
         self
+    }
+
+    /// The per-page states, made from the write pointers at first use.
+    fn page_states(&mut self) -> &mut Vec<u8> {
+        if self.pages.is_none() {
+            let ppb = self.layout.pages_per_block;
+            let mut pages = vec![0; self.layout.pages() as usize];
+            for (b, meta) in self.blocks.iter().enumerate() {
+                let first = b * ppb as usize;
+                pages[first..first + meta.write_ptr as usize].fill(PAGE_DATA | 1);
+            }
+            self.pages = Some(pages);
+        }
+        self.pages.as_mut().expect("just made")
+    }
+
+    /// State byte of a page (from the write pointer while there are no per-page states).
+    #[inline]
+    fn page_state(&self, ppn: Ppn) -> u8 {
+        match &self.pages {
+            Some(p) => p[ppn as usize],
+            None => {
+                let block = self.layout.block_of(ppn);
+                if self.layout.page_in_block(ppn) < self.blocks[block as usize].write_ptr {
+                    PAGE_DATA | 1
+                } else {
+                    0
+                }
+            }
+        }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -217,19 +253,19 @@ impl Nand {
     /// Whether the data area of page `ppn` has been programmed since its block's last erase.
     #[inline]
     pub fn is_programmed(&self, ppn: Ppn) -> bool {
-        self.pages[ppn as usize] & PAGE_DATA != 0
+        self.page_state(ppn) & PAGE_DATA != 0
     }
 
     /// Partial programs (data or spare) page `ppn` has taken since its block's last erase.
     pub fn partial_programs(&self, ppn: Ppn) -> u32 {
-        u32::from(self.pages[ppn as usize] & PAGE_PROGRAMS_MASK)
+        u32::from(self.page_state(ppn) & PAGE_PROGRAMS_MASK)
     }
 
     /// The spare area of page `ppn` as a spare-only read returns it: erased, or its first
     /// slot's OOB entry and spare tag.
     pub fn spare(&self, ppn: Ppn) -> Result<Spare, NandError> {
         self.check_ppn(ppn)?;
-        if self.pages[ppn as usize] & PAGE_PROGRAMS_MASK == 0 {
+        if self.page_state(ppn) & PAGE_PROGRAMS_MASK == 0 {
             return Ok(Spare::Erased);
         }
         Ok(Spare::Programmed {
@@ -244,7 +280,7 @@ impl Nand {
     fn take_program(&mut self, ppn: Ppn, data: bool) -> Result<(), NandError> {
         let block = self.layout.block_of(ppn);
         let page = self.layout.page_in_block(ppn);
-        let state = self.pages[ppn as usize];
+        let state = self.page_state(ppn);
         let meta = &mut self.blocks[block as usize];
         let touched = state & PAGE_PROGRAMS_MASK != 0;
         if self.order == ProgramOrder::Sequential {
@@ -276,8 +312,11 @@ impl Nand {
             });
         }
         meta.write_ptr = meta.write_ptr.max(page + 1);
-        self.pages[ppn as usize] =
-            (state & !PAGE_PROGRAMS_MASK) | nth as u8 | if data { PAGE_DATA } else { 0 };
+        let new_state = (state & !PAGE_PROGRAMS_MASK) | nth as u8 | if data { PAGE_DATA } else { 0 };
+        let compact = self.pages.is_none() && data && nth == 1;
+        if !compact {
+            self.page_states()[ppn as usize] = new_state;
+        }
         Ok(())
     }
 
@@ -384,7 +423,9 @@ impl Nand {
             ..((first + written) * self.units_per_page) as usize;
         self.oob[units].fill(OobEntry::EMPTY);
         let pages = first as usize..(first + written) as usize;
-        self.pages[pages.clone()].fill(0);
+        if let Some(states) = &mut self.pages {
+            states[pages.clone()].fill(0);
+        }
         if let Some(tags) = &mut self.spare_tags {
             tags[pages].fill(0);
         }
@@ -524,6 +565,7 @@ impl Nand {
         units_per_page: u32,
         sector_bytes: u32,
         payloads: bool,
+        any_order: bool,
     ) -> u64 {
         let pages = u64::from(layout.pages());
         let units = pages * u64::from(units_per_page);
@@ -533,7 +575,7 @@ impl Nand {
             0
         };
         u64::from(layout.blocks()) * std::mem::size_of::<BlockMeta>() as u64
-            + pages
+            + if any_order { pages } else { 0 }
             + units * std::mem::size_of::<OobEntry>() as u64
             + units.div_ceil(64) * 8
             + payload
@@ -542,7 +584,7 @@ impl Nand {
     /// Approximate bytes of state held (for memory reports).
     pub fn state_bytes(&self) -> u64 {
         (self.blocks.len() * std::mem::size_of::<BlockMeta>()
-            + self.pages.len()
+            + self.pages.as_ref().map_or(0, Vec::len)
             + self.spare_tags.as_ref().map_or(0, |t| t.len() * 4)
             + self.oob.len() * std::mem::size_of::<OobEntry>()
             + self.valid.len() * 8

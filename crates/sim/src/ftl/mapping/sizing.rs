@@ -78,7 +78,11 @@ pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigErro
     let unit_bytes = setting("mapping_unit_bytes")
         .and_then(toml::Value::as_integer)
         .and_then(|v| u32::try_from(v).ok())
-        .unwrap_or(4096);
+        .unwrap_or(if ftl == "nftl" {
+            config.geometry.page_bytes
+        } else {
+            4096
+        });
     let over_provisioning = setting("over_provisioning")
         .and_then(toml::Value::as_float)
         .unwrap_or(0.07);
