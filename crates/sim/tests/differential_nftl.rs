@@ -32,7 +32,10 @@ const VARIANTS: &[(&str, &[&str])] = &[
     ("plain", &[]),
     ("lookup", &["ftl.lookup_table=true"]),
     ("cache", &["ftl.page_cache_entries=64"]),
-    ("lookup+cache", &["ftl.lookup_table=true", "ftl.page_cache_entries=7"]),
+    (
+        "lookup+cache",
+        &["ftl.lookup_table=true", "ftl.page_cache_entries=7"],
+    ),
 ];
 
 fn config(variant: usize, functional: bool, extra: &[&str]) -> ExperimentConfig {
@@ -118,7 +121,10 @@ fn every_variant_on_random_sequential_and_mixed_steps() {
                     let c = &o.ftl_report["counters"];
                     assert!(c["folds"].as_u64().unwrap() > 10, "{what}: {c}");
                     assert!(o.flash.get(OpKind::Erase, Cause::Merge) > 10, "{what}");
-                    assert!(o.flash.get(OpKind::ProgramOob, Cause::Host) > 0, "{what}: no header");
+                    assert!(
+                        o.flash.get(OpKind::ProgramOob, Cause::Host) > 0,
+                        "{what}: no header"
+                    );
                     if kind == "random" {
                         assert!(c["gc_runs"].as_u64().unwrap() > 0, "{what}: no GC: {c}");
                     }

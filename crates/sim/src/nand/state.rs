@@ -312,7 +312,8 @@ impl Nand {
             });
         }
         meta.write_ptr = meta.write_ptr.max(page + 1);
-        let new_state = (state & !PAGE_PROGRAMS_MASK) | nth as u8 | if data { PAGE_DATA } else { 0 };
+        let new_state =
+            (state & !PAGE_PROGRAMS_MASK) | nth as u8 | if data { PAGE_DATA } else { 0 };
         let compact = self.pages.is_none() && data && nth == 1;
         if !compact {
             self.page_states()[ppn as usize] = new_state;

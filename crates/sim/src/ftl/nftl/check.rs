@@ -42,12 +42,17 @@ impl Nftl {
         }
         if p == NIL {
             if r != NIL {
-                return Err(format!("virtual block {vb} has a replacement but no primary"));
+                return Err(format!(
+                    "virtual block {vb} has a replacement but no primary"
+                ));
             }
             return Ok(());
         }
         // The header in page 0's spare names the replacement block.
-        let tag = match nand.spare(self.layout.ppn(p, 0)).map_err(|e| e.to_string())? {
+        let tag = match nand
+            .spare(self.layout.ppn(p, 0))
+            .map_err(|e| e.to_string())?
+        {
             Spare::Programmed { tag, entry } => {
                 if tag != 0 && entry.flags() & FLAG_HEADER == 0 {
                     return Err(format!("primary {p}: header without its flag"));
@@ -71,11 +76,16 @@ impl Nftl {
                 return Err(format!("primary {p} page {off} holds another sector"));
             }
             if in_primary != self.is_written(lpn) {
-                return Err(format!("page-status bitmap of sector {lpn} is {}", self.is_written(lpn)));
+                return Err(format!(
+                    "page-status bitmap of sector {lpn} is {}",
+                    self.is_written(lpn)
+                ));
             }
             if let Some(ppn) = self.current_copy(nand, vb, off) {
                 if !nand.is_valid(ppn) {
-                    return Err(format!("current copy of sector {lpn} (page {ppn}) is not valid"));
+                    return Err(format!(
+                        "current copy of sector {lpn} (page {ppn}) is not valid"
+                    ));
                 }
                 valid += 1;
             }
@@ -85,14 +95,23 @@ impl Nftl {
                 let ppn = self.layout.ppn(r, page);
                 let programmed = nand.is_programmed(ppn);
                 if programmed != (page < u32::from(self.rep_next[vb as usize])) {
-                    return Err(format!("replacement {r} page {page} disagrees with the free-page pointer"));
+                    return Err(format!(
+                        "replacement {r} page {page} disagrees with the free-page pointer"
+                    ));
                 }
                 if programmed && nand.oob(ppn).lpn().map(|l| l / self.ppb) != Some(vb) {
-                    return Err(format!("replacement {r} page {page} holds a sector of another virtual block"));
+                    return Err(format!(
+                        "replacement {r} page {page} holds a sector of another virtual block"
+                    ));
                 }
             }
         }
-        let held = nand.block(p).valid_units + if r == NIL { 0 } else { nand.block(r).valid_units };
+        let held = nand.block(p).valid_units
+            + if r == NIL {
+                0
+            } else {
+                nand.block(r).valid_units
+            };
         if held != valid {
             return Err(format!(
                 "virtual block {vb}: {held} valid pages, {valid} current copies (a stale copy left valid)"

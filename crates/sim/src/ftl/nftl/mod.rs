@@ -42,10 +42,11 @@ mod config;
 
 pub use config::{lookup_table_bytes, NftlConfig, RamCost, Sizing, PAGE_CACHE_ENTRY_BYTES};
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use cache::PageCache;
 
+use super::merge::{MergeKind, MergeProfile, MergeRecord};
 use super::registry::FtlEntry;
 use super::{Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig, ProgramOrder};
@@ -141,6 +142,9 @@ pub struct Nftl {
     /// Last command of the current request (each decision waits for the previous one).
     last: CmdId,
     data: Vec<u64>,
+    /// Folds whose last command is in flight: completion token -> (record, start time).
+    folds_in_flight: HashMap<u64, (MergeRecord, u64)>,
+    next_token: u64,
     stats: NftlStats,
 }
 
@@ -170,6 +174,8 @@ impl Nftl {
             seq: 0,
             last: CmdId::DONE,
             data: vec![0; spp as usize],
+            folds_in_flight: HashMap::new(),
+            next_token: 1,
             stats: NftlStats::default(),
             sizing,
             cfg,
@@ -211,14 +217,26 @@ impl Nftl {
     }
 
     /// Reads a spare area, after the request's previous command.
-    fn oob(&mut self, ctx: &mut FtlCtx<'_>, req: Req, ppn: Ppn, cause: Cause) -> Result<Spare, SimError> {
+    fn oob(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        req: Req,
+        ppn: Ppn,
+        cause: Cause,
+    ) -> Result<Spare, SimError> {
         let after = [self.last];
         let (id, spare) = ctx.read_oob(ppn, self.issue(req, cause).after(&after))?;
         self.last = id;
         Ok(spare)
     }
 
-    fn read_page(&mut self, ctx: &mut FtlCtx<'_>, req: Req, ppn: Ppn, cause: Cause) -> Result<(), SimError> {
+    fn read_page(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        req: Req,
+        ppn: Ppn,
+        cause: Cause,
+    ) -> Result<(), SimError> {
         let after = [self.last];
         let bytes = self.layout.page_bytes;
         self.last = ctx.read(&[ppn], bytes, self.issue(req, cause).after(&after))?;
@@ -252,9 +270,17 @@ impl Nftl {
         Ok(())
     }
 
-    fn erase(&mut self, ctx: &mut FtlCtx<'_>, req: Req, block: BlockId, cause: Cause) -> Result<(), SimError> {
+    fn erase(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        req: Req,
+        block: BlockId,
+        cause: Cause,
+        token: u64,
+    ) -> Result<(), SimError> {
         let after = [self.last];
-        self.last = ctx.erase(block, self.issue(req, cause).after(&after))?;
+        let issue = self.issue(req, cause).after(&after).token(token);
+        self.last = ctx.erase(block, issue)?;
         self.free.push_back(block);
         Ok(())
     }
@@ -312,6 +338,7 @@ impl Nftl {
         extra: Option<u32>,
     ) -> Result<u64, SimError> {
         self.stats.folds += 1;
+        let start_ns = ctx.now();
         let (p, r) = (self.primary[vb as usize], self.replacement[vb as usize]);
         let target = self
             .free
@@ -355,16 +382,32 @@ impl Nftl {
             copied += 1;
         }
         self.stats.fold_pages_copied += copied;
-        // Stale copies left in the old blocks are invalid already.
-        for block in [p, r] {
-            if block != NIL {
-                if ctx.nand().block(block).valid_units != 0 {
-                    return Err(self.bug(format!(
-                        "fold of virtual block {vb} leaves valid data in block {block}"
-                    )));
-                }
-                self.erase(ctx, req, block, Cause::Merge)?;
+        // Stale copies left in the old blocks are invalid already. The last erase reports
+        // the end of the fold (its blocking time).
+        let erased: Vec<BlockId> = [p, r].into_iter().filter(|&b| b != NIL).collect();
+        let token = self.next_token;
+        self.next_token += 1;
+        self.folds_in_flight.insert(
+            token,
+            (
+                MergeRecord {
+                    kind: MergeKind::Fold,
+                    associativity: 1,
+                    blocking_ns: 0,
+                    pages_copied: copied as u32,
+                    erases: erased.len() as u32,
+                },
+                start_ns,
+            ),
+        );
+        for (i, &block) in erased.iter().enumerate() {
+            if ctx.nand().block(block).valid_units != 0 {
+                return Err(self.bug(format!(
+                    "fold of virtual block {vb} leaves valid data in block {block}"
+                )));
             }
+            let last = i + 1 == erased.len();
+            self.erase(ctx, req, block, Cause::Merge, if last { token } else { 0 })?;
         }
         self.primary[vb as usize] = target;
         self.replacement[vb as usize] = NIL;
@@ -492,7 +535,13 @@ impl Nftl {
     }
 
     /// Writes the page of `self.data` to sector (vb, off), folding or collecting as needed.
-    fn write_page(&mut self, ctx: &mut FtlCtx<'_>, req: Req, vb: u32, off: u32) -> Result<(), SimError> {
+    fn write_page(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        req: Req,
+        vb: u32,
+        off: u32,
+    ) -> Result<(), SimError> {
         let lpn = vb * self.ppb + off;
         if self.primary[vb as usize] == NIL {
             let p = self.take_block(ctx, req)?;
@@ -543,7 +592,12 @@ impl Nftl {
         let r = self.take_block(ctx, req)?;
         let header = self.layout.ppn(self.primary[vb as usize], 0);
         let after = [self.last];
-        self.last = ctx.program_oob(header, FLAG_HEADER, r + 1, self.issue(req, Cause::Host).after(&after))?;
+        self.last = ctx.program_oob(
+            header,
+            FLAG_HEADER,
+            r + 1,
+            self.issue(req, Cause::Host).after(&after),
+        )?;
         self.stats.header_programs += 1;
         self.replacement[vb as usize] = r;
         self.rep_next[vb as usize] = 0;
@@ -632,7 +686,7 @@ impl Nftl {
                         ctx.invalidate(ppn)?;
                     }
                 }
-                self.erase(ctx, req, block, Cause::Host)?;
+                self.erase(ctx, req, block, Cause::Host, 0)?;
             }
             self.primary[vb as usize] = NIL;
             self.replacement[vb as usize] = NIL;
@@ -681,8 +735,18 @@ impl Ftl for Nftl {
         }
     }
 
-    fn flash_done(&mut self, _ctx: &mut FtlCtx<'_>, token: u64) -> Result<(), SimError> {
-        Err(self.bug(format!("unexpected completion token {token}")))
+    fn flash_done(&mut self, ctx: &mut FtlCtx<'_>, token: u64) -> Result<(), SimError> {
+        let (mut record, start_ns) = self
+            .folds_in_flight
+            .remove(&token)
+            .ok_or_else(|| self.bug(format!("unexpected completion token {token}")))?;
+        record.blocking_ns = ctx.now().saturating_sub(start_ns);
+        ctx.record_merge(record);
+        Ok(())
+    }
+
+    fn merge_profile(&self) -> Option<MergeProfile> {
+        Some(MergeProfile::default())
     }
 
     fn check_invariants(&self, nand: &Nand) -> Result<(), String> {
@@ -705,7 +769,10 @@ impl Ftl for Nftl {
     }
 
     fn state_bytes(&self) -> u64 {
-        (self.primary.len() * 8 + self.rep_next.len() + self.written.len() * 8 + self.free.len() * 4) as u64
+        (self.primary.len() * 8
+            + self.rep_next.len()
+            + self.written.len() * 8
+            + self.free.len() * 4) as u64
             + self.cache.state_bytes()
     }
 }
