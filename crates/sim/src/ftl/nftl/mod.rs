@@ -145,6 +145,9 @@ pub struct Nftl {
     /// Folds whose last command is in flight: completion token -> (record, start time).
     folds_in_flight: HashMap<u64, (MergeRecord, u64)>,
     next_token: u64,
+    /// When the last fold finished: a GC's folds are issued together and run one after the
+    /// other, so each blocks from the end of the previous one.
+    last_fold_done_ns: u64,
     stats: NftlStats,
 }
 
@@ -176,6 +179,7 @@ impl Nftl {
             data: vec![0; spp as usize],
             folds_in_flight: HashMap::new(),
             next_token: 1,
+            last_fold_done_ns: 0,
             stats: NftlStats::default(),
             sizing,
             cfg,
@@ -740,7 +744,9 @@ impl Ftl for Nftl {
             .folds_in_flight
             .remove(&token)
             .ok_or_else(|| self.bug(format!("unexpected completion token {token}")))?;
-        record.blocking_ns = ctx.now().saturating_sub(start_ns);
+        let began = start_ns.max(self.last_fold_done_ns);
+        record.blocking_ns = ctx.now().saturating_sub(began);
+        self.last_fold_done_ns = ctx.now();
         ctx.record_merge(record);
         Ok(())
     }
