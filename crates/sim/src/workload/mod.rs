@@ -3,6 +3,7 @@
 //! desktop model ([`desktop`]: a PC's installs, browsing, editing and background I/O).
 
 pub mod desktop;
+pub mod fsbench;
 mod spec;
 mod synthetic;
 
