@@ -723,6 +723,49 @@ fn bench_writes_json_figures() {
 }
 
 #[test]
+fn experiment_nftl_writes_the_papers_tables_csv_and_json() {
+    let dir = scratch("nftl-study");
+    let out = flashlab(&[
+        "experiment",
+        "nftl",
+        "--out",
+        path_str(&dir),
+        "--flash-mib",
+        "1",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for table in ["Table 4", "Table 5", "Table 6"] {
+        assert!(out.stdout.contains(table), "{}", out.stdout);
+    }
+    let json = read_json(&dir.join("results.json"));
+    assert_eq!(json["runs"].as_array().map(Vec::len), Some(48));
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 49);
+    assert!(csv
+        .lines()
+        .any(|l| l.contains("nftl-toshiba,combo,0.94,16,cache-400%")));
+    let out = flashlab(&["experiment", "nftl", "--flash-mib", "0"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+}
+
+#[test]
+fn run_nftl_on_both_nftl_presets_with_no_other_option_than_a_short_workload() {
+    for device in ["nftl-samsung", "nftl-toshiba"] {
+        let out = flashlab(&[
+            "run",
+            "--device",
+            device,
+            "--ftl",
+            "nftl",
+            "--workload",
+            "randrw:bs=512,count=300",
+        ]);
+        assert_eq!(out.code, Some(0), "{device}: {}", out.stderr);
+        assert!(out.stdout.contains("fold"), "{device}: {}", out.stdout);
+    }
+}
+
+#[test]
 fn experiment_mt_ftl_writes_table_csv_json_and_plots_in_each_mode() {
     for mode in ["closed", "bounded-open"] {
         let dir = scratch(&format!("mt-ftl-study-{mode}"));
