@@ -63,6 +63,7 @@ pub fn run_long_help() -> String {
          `default` preset), allowed values.\n",
     );
     section(&mut out, "Device geometry:", &c.geometry.field_docs());
+    section(&mut out, "NAND programming rules:", &c.nand.field_docs());
     section(&mut out, "NAND timing:", &c.timing.field_docs());
     section(&mut out, "Host interface:", &c.host.field_docs());
     section(&mut out, "FTL CPU:", &c.cpu.field_docs());
