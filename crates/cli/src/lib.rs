@@ -521,12 +521,16 @@ fn presets_command(name: Option<&str>) -> i32 {
     for d in p.device.field_docs() {
         println!("  {:<34} {:>14} {:<6} {}", d.path, d.value, d.unit, d.doc);
     }
-    for (k, v) in p.ftl_overrides {
-        println!(
-            "  {:<34} {:>14}        (FTL setting fixed by the paper)",
-            format!("ftl.{k}"),
-            v
-        );
+    for s in p.ftl_suggestions {
+        for (k, v) in s.settings {
+            println!(
+                "  {:<34} {:>14}        with {}: {}",
+                format!("ftl.{k}"),
+                v,
+                s.ftls.join(", "),
+                s.reason
+            );
+        }
     }
     0
 }

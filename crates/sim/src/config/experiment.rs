@@ -113,7 +113,7 @@ impl ExperimentConfig {
         self.ftl
             .get("name")
             .and_then(|v| v.as_str())
-            .unwrap_or("pagemap")
+            .unwrap_or(DEFAULT_FTL)
     }
 
     /// Builds a configuration from a preset, a file and overrides, and validates it.
@@ -135,10 +135,11 @@ impl ExperimentConfig {
         if let Some(f) = &file {
             merge(&mut table, f.table.clone());
         }
-        table.insert("preset".into(), toml::Value::String(preset_name));
+        table.insert("preset".into(), toml::Value::String(preset_name.clone()));
         for set in source.sets {
             apply_set(&mut table, set)?;
         }
+        apply_ftl_suggestions(&mut table, &preset_name);
         let mut config = from_table(table).map_err(|e| match &file {
             Some(f) => f.locate(e),
             None => e,
@@ -177,7 +178,34 @@ impl ExperimentConfig {
     }
 }
 
-/// The preset as a full TOML table: every device field, plus its FTL settings.
+/// Adds the settings the preset suggests for the chosen FTL (`ftl.name`, else `pagemap`)
+/// where the file and the overrides left them unset.
+fn apply_ftl_suggestions(table: &mut toml::Table, preset_name: &str) {
+    let Some(p) = preset(preset_name) else {
+        return;
+    };
+    let ftl = table
+        .entry("ftl")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    // A non-table `ftl` is reported by deserialization, with its location.
+    let Some(ftl) = ftl.as_table_mut() else {
+        return;
+    };
+    let name = ftl
+        .get("name")
+        .and_then(toml::Value::as_str)
+        .unwrap_or(DEFAULT_FTL)
+        .to_string();
+    for (key, value) in p.settings_for(&name) {
+        ftl.entry(key).or_insert_with(|| parse_value(value));
+    }
+}
+
+/// The FTL of a configuration that names none.
+pub const DEFAULT_FTL: &str = "pagemap";
+
+/// The preset as a full TOML table: every device field; the `[ftl]` table is left to the FTL
+/// (see [`apply_ftl_suggestions`]).
 fn preset_table(name: &str) -> Result<toml::Table, ConfigError> {
     let p = preset(name).ok_or_else(|| ConfigError::Unknown {
         kind: "preset",
@@ -192,12 +220,7 @@ fn preset_table(name: &str) -> Result<toml::Table, ConfigError> {
         cpu: p.device.cpu,
         ..ExperimentConfig::default()
     };
-    let mut ftl = toml::Table::new();
-    ftl.insert("name".into(), toml::Value::String("pagemap".into()));
-    for (key, value) in p.ftl_overrides {
-        ftl.insert((*key).into(), parse_value(value));
-    }
-    config.ftl = ftl;
+    config.ftl = toml::Table::new();
     Ok(config.to_table())
 }
 
@@ -408,12 +431,27 @@ mod tests {
     }
 
     #[test]
-    fn preset_fixes_ftl_settings() {
-        let c = ExperimentConfig::with_sets("fmmu-16ch", &[]).unwrap();
-        assert_eq!(
-            c.ftl.get("over_provisioning").and_then(|v| v.as_float()),
-            Some(0.15)
-        );
+    fn preset_suggests_ftl_settings_only_for_the_ftls_it_names_and_the_user_wins() {
+        let op = |c: &ExperimentConfig| c.ftl.get("over_provisioning").and_then(|v| v.as_float());
+        for ftl in ["pagemap", "mt-ftl", "st-ftl"] {
+            let c = ExperimentConfig::with_sets("fmmu-16ch", &[&format!("ftl.name={ftl}")]);
+            assert_eq!(op(&c.unwrap()), Some(0.15), "{ftl}");
+        }
+        let c = ExperimentConfig::with_sets("fmmu-16ch", &["ftl.over_provisioning=0.3"]).unwrap();
+        assert_eq!(op(&c), Some(0.3));
+        // The preset describes hardware: the FTL's own default elsewhere.
+        let c = ExperimentConfig::with_sets("cosmos", &[]).unwrap();
+        assert_eq!(op(&c), Some(0.07));
+        assert_eq!(c.ftl_name(), "pagemap");
+        // Not applied to an FTL the suggestion does not name.
+        let mut table: toml::Table = "[ftl]\nname = \"block-ftl\"".parse().unwrap();
+        apply_ftl_suggestions(&mut table, "nftl-samsung");
+        assert_eq!(table["ftl"].as_table().unwrap().len(), 1, "{table}");
+        apply_ftl_suggestions(&mut table, "fmmu-16ch");
+        assert_eq!(table["ftl"].as_table().unwrap().len(), 1, "{table}");
+        let mut table = toml::Table::new();
+        apply_ftl_suggestions(&mut table, "nftl-samsung");
+        assert_eq!(table["ftl"]["mapping_unit_bytes"].as_integer(), Some(512));
     }
 
     #[test]

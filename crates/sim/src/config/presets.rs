@@ -1,8 +1,11 @@
 //! Device presets from the seed papers, each documented with the table it comes from.
 //!
-//! A preset is a complete [`DeviceConfig`] plus the FTL settings its paper fixes (e.g. the
-//! over-provisioning of `fmmu-16ch`). Values a paper does not give are marked *assumed* in the
-//! preset's `source` text; every field can be overridden with `--set` or a TOML file.
+//! A preset describes hardware only: a complete [`DeviceConfig`]. Each FTL owns its settings
+//! and defaults; a preset may add [`FtlSuggestion`]s, settings its paper fixes (e.g. the
+//! over-provisioning of `fmmu-16ch`) or its device needs (a mapping unit no larger than its
+//! pages), applied only when the run uses one of the FTLs they name and only to keys the user
+//! did not set. Values a paper does not give are marked *assumed* in the preset's `source`
+//! text; every field can be overridden with `--set` or a TOML file.
 
 use super::{CpuConfig, DeviceConfig, Geometry, HostConfig, QueuePolicy, Timing};
 
@@ -17,8 +20,35 @@ pub struct Preset {
     pub source: &'static str,
     /// The device.
     pub device: DeviceConfig,
-    /// FTL settings the paper fixes, as `(key, TOML value)` pairs for the `[ftl]` table.
-    pub ftl_overrides: &'static [(&'static str, &'static str)],
+    /// FTL settings for this device, each applied only when its FTL is chosen.
+    pub ftl_suggestions: &'static [FtlSuggestion],
+}
+
+/// `[ftl]` settings a preset suggests for some FTLs.
+#[derive(Debug, Clone, Copy)]
+pub struct FtlSuggestion {
+    /// The FTLs (registry names) the settings apply to.
+    pub ftls: &'static [&'static str],
+    /// `(key, TOML value)` pairs for the `[ftl]` table.
+    pub settings: &'static [(&'static str, &'static str)],
+    /// Why: the paper's setting, or what the device needs.
+    pub reason: &'static str,
+}
+
+/// The page-mapping FTLs, whose mapping unit must fit a page.
+const PAGE_MAPPED: &[&str] = &["pagemap", "mt-ftl", "st-ftl"];
+
+impl Preset {
+    /// The `(key, value)` settings this preset suggests for FTL `ftl`.
+    pub fn settings_for<'p>(
+        &'p self,
+        ftl: &'p str,
+    ) -> impl Iterator<Item = (&'static str, &'static str)> + 'p {
+        self.ftl_suggestions
+            .iter()
+            .filter(move |s| s.ftls.contains(&ftl))
+            .flat_map(|s| s.settings.iter().copied())
+    }
 }
 
 /// Names of all presets, in the order `flashlab presets` lists them.
@@ -59,10 +89,10 @@ fn default_preset() -> Preset {
         summary: "generic 16 GiB MLC SSD: 8 ch x 4 chips x 2 dies x 2 planes, 8 KiB pages, PCIe 3.0 x4",
         source: "Not from a paper: a small modern SSD, the device of the `flashlab bench` figures. \
                  8 channels x 4 chips x 2 dies x 2 planes x 64 blocks x 256 pages x 8 KiB = 16 GiB raw; \
-                 tR 50 us, tPROG 600 us, tBERS 3 ms, ONFI bus 800 MB/s, PCIe 3.0 x4 (3,940 MB/s); \
-                 7% over-provisioning.",
+                 tR 50 us, tPROG 600 us, tBERS 3 ms, ONFI bus 800 MB/s, PCIe 3.0 x4 (3,940 MB/s). \
+                 Over-provisioning and the other FTL settings are each FTL's own defaults.",
         device: DeviceConfig::default(),
-        ftl_overrides: &[("over_provisioning", "0.07")],
+        ftl_suggestions: &[],
     }
 }
 
@@ -114,7 +144,7 @@ fn cosmos() -> Preset {
             },
             cpu: CpuConfig { cores: 1 },
         },
-        ftl_overrides: &[],
+        ftl_suggestions: &[],
     }
 }
 
@@ -161,7 +191,11 @@ fn fmmu_16ch() -> Preset {
             },
             cpu: CpuConfig { cores: 1 },
         },
-        ftl_overrides: &[("over_provisioning", "0.15")],
+        ftl_suggestions: &[FtlSuggestion {
+            ftls: PAGE_MAPPED,
+            settings: &[("over_provisioning", "0.15")],
+            reason: "fmmu.txt section 5.1: 15% over-provisioning",
+        }],
     }
 }
 
@@ -214,7 +248,7 @@ fn mt_board() -> Preset {
             },
             cpu: CpuConfig { cores: 1 },
         },
-        ftl_overrides: &[],
+        ftl_suggestions: &[],
     }
 }
 
@@ -283,7 +317,11 @@ fn nftl(chip: NftlChip) -> Preset {
             },
             cpu: CpuConfig { cores: 1 },
         },
-        ftl_overrides: &[("mapping_unit_bytes", "512")],
+        ftl_suggestions: &[FtlSuggestion {
+            ftls: PAGE_MAPPED,
+            settings: &[("mapping_unit_bytes", "512")],
+            reason: "a mapping unit no larger than the 512 B page",
+        }],
     }
 }
 
@@ -339,7 +377,11 @@ fn kast_slc() -> Preset {
                  block erase 2 ms. Assumed: 2 KiB pages with 64 B OOB (large-block SLC of the time), \
                  1 GiB on one chip, 40 MB/s bus, SATA-like 300 MB/s host link.",
         device: small_chip(8192, 64, 2048, 64, (25_000, 200_000, 2_000_000)),
-        ftl_overrides: &[("mapping_unit_bytes", "2048")],
+        ftl_suggestions: &[FtlSuggestion {
+            ftls: PAGE_MAPPED,
+            settings: &[("mapping_unit_bytes", "2048")],
+            reason: "a mapping unit no larger than the 2 KiB page",
+        }],
     }
 }
 
@@ -352,7 +394,7 @@ fn kast_mlc() -> Preset {
                  block erase 2 ms (the worst-case FAST merge of about 6 s). Assumed: 4 KiB pages with \
                  128 B OOB, 2 GiB on one chip, 40 MB/s bus, SATA-like 300 MB/s host link.",
         device: small_chip(4096, 128, 4096, 128, (50_000, 650_000, 2_000_000)),
-        ftl_overrides: &[],
+        ftl_suggestions: &[],
     }
 }
 

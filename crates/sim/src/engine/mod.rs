@@ -29,6 +29,7 @@ pub use precondition::{PreconditionProgress, PreconditionSummary};
 
 use crate::config::{ExperimentConfig, MAX_SIMULATED_NS};
 use crate::flash::{CmdId, Completion, FlashScheduler, NIL};
+use crate::ftl::merge::MergeStats;
 use crate::ftl::{registry, Effect, Ftl, FtlCounters, FtlCtx};
 use crate::host::link::Dir;
 use crate::host::{chop, Link, Op, OverlapTracker, Request, SubId, SubRequest};
@@ -127,6 +128,7 @@ pub struct Simulation {
     flash: FlashScheduler,
     ftl: Box<dyn Ftl>,
     ftl_counters: FtlCounters,
+    merge_stats: MergeStats,
     rng: Pcg64Mcg,
     link: Link,
     order: OverlapTracker,
@@ -207,6 +209,7 @@ impl Simulation {
             flash,
             ftl,
             ftl_counters: FtlCounters::default(),
+            merge_stats: MergeStats::default(),
             rng: Pcg64Mcg::seed_from_u64(cfg.run.seed ^ FTL_STREAM),
             link: Link::new(device.host.clone()),
             order: OverlapTracker::default(),
@@ -264,6 +267,11 @@ impl Simulation {
     pub fn ftl_counters(&self) -> &FtlCounters {
         &self.ftl_counters
     }
+
+    /// Merges and folds since the measurements were last cleared.
+    pub fn merge_stats(&self) -> &MergeStats {
+        &self.merge_stats
+    }
     pub fn shadow(&self) -> Option<&Shadow> {
         self.shadow.as_ref()
     }
@@ -303,6 +311,7 @@ impl Simulation {
         self.flash.reset_counters();
         self.flash.restart_busy_clock(self.now);
         self.ftl_counters = FtlCounters::default();
+        self.merge_stats = MergeStats::default();
         self.ftl.reset_counters(self.now);
         self.link.reset_counters();
         self.cpu_busy_ns = 0;
@@ -802,6 +811,7 @@ impl Simulation {
             events: &mut self.events,
             shadow: self.shadow.as_mut(),
             counters: &mut self.ftl_counters,
+            merges: &mut self.merge_stats,
             rng: &mut self.rng,
             cpu_ns: 0,
             host_outstanding: self.order.len(),

@@ -19,6 +19,7 @@
 
 pub mod logblock;
 pub mod mapping;
+pub mod merge;
 pub mod mtftl;
 pub mod pagemap;
 pub mod registry;
@@ -34,6 +35,7 @@ use crate::host::{SubId, SubRequest};
 use crate::nand::{BlockId, DieId, Layout, Nand, NandError, OobEntry, Ppn};
 use crate::verify::Shadow;
 use crate::SimError;
+use merge::{MergeProfile, MergeRecord, MergeStats};
 
 /// A flash translation layer.
 pub trait Ftl {
@@ -71,6 +73,11 @@ pub trait Ftl {
     }
     /// Approximate bytes of FTL state (mapping tables, block lists).
     fn state_bytes(&self) -> u64;
+    /// Block-mapped and log-block FTLs return what their design says about merges; the report
+    /// then has a `merges` section (JSON null for FTLs that do not merge).
+    fn merge_profile(&self) -> Option<MergeProfile> {
+        None
+    }
 }
 
 /// Garbage-collection counters common to FTLs (reported under `gc`), split by when the work
@@ -217,6 +224,7 @@ pub struct FtlCtx<'a> {
     pub(crate) events: &'a mut EventQueue,
     pub(crate) shadow: Option<&'a mut Shadow>,
     pub(crate) counters: &'a mut FtlCounters,
+    pub(crate) merges: &'a mut MergeStats,
     pub(crate) rng: &'a mut Pcg64Mcg,
     pub(crate) cpu_ns: u64,
     pub(crate) host_outstanding: usize,
@@ -245,6 +253,10 @@ impl<'a> FtlCtx<'a> {
     /// Host requests outstanding (0 means the host is idle).
     pub fn host_outstanding(&self) -> usize {
         self.host_outstanding
+    }
+    /// Counts a finished merge or fold in the report's `merges` section.
+    pub fn record_merge(&mut self, merge: MergeRecord) {
+        self.merges.record(merge);
     }
     pub fn die_status(&self, die: DieId) -> DieStatus {
         self.flash.die_status(die)

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::engine::{PreconditionSummary, Simulation};
 use crate::flash::{Cause, OpKind};
+use crate::ftl::merge::MergeReport;
 use crate::ftl::FtlCounters;
 use crate::host::Op;
 
@@ -25,7 +26,7 @@ pub struct LatencySummary {
 }
 
 impl LatencySummary {
-    fn of(h: &Histogram<u64>) -> Self {
+    pub(crate) fn of(h: &Histogram<u64>) -> Self {
         if h.is_empty() {
             return Self::default();
         }
@@ -149,6 +150,9 @@ pub struct Report {
     pub write_amplification_min_host_bytes: u64,
     pub flash: FlashReport,
     pub gc: FtlCounters,
+    /// Merges and folds of block-mapped and log-block FTLs; `None` (JSON null) for FTLs that
+    /// do not merge.
+    pub merges: Option<MergeReport>,
     pub utilisation: UtilisationReport,
     pub wear: WearReport,
     /// FTL-specific figures.
@@ -302,6 +306,10 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
         write_amplification_min_host_bytes: min_host,
         flash,
         gc: sim.ftl_counters().clone(),
+        merges: sim
+            .ftl()
+            .merge_profile()
+            .map(|profile| sim.merge_stats().report(profile)),
         utilisation: utilisation_report(sim),
         wear: WearReport {
             erase_count_min: emin,

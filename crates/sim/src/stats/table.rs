@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::report::{OpReport, Report};
+use crate::ftl::merge::MergeReport;
 
 /// Formats nanoseconds with a unit that keeps three or four significant digits.
 pub fn format_ns(ns: f64) -> String {
@@ -163,6 +164,34 @@ fn flash_rows(out: &mut String, r: &Report) {
         g.gc_units_moved,
         g.gc_foreground_units_moved,
         g.gc_background_units_moved
+    );
+    if let Some(m) = &r.merges {
+        merges_lines(out, m);
+    }
+}
+
+/// The merges of a block-mapped or log-block FTL: kinds, associativity, blocking time.
+fn merges_lines(out: &mut String, m: &MergeReport) {
+    let _ = writeln!(
+        out,
+        "  merges: {} ({} switch, {} partial, {} full, {} fold), {} pages copied, {} erases",
+        m.total, m.switch, m.partial, m.full, m.fold, m.pages_copied, m.erases
+    );
+    if m.total == 0 {
+        return;
+    }
+    let predicted = m.predicted_worst_blocking_ns.map_or(String::new(), |ns| {
+        format!(" (predicted worst {})", format_ns(ns as f64))
+    });
+    let _ = writeln!(
+        out,
+        "  merge associativity: mean {:.2}, max {}; blocking time: mean {}, p99 {}, max {}{}",
+        m.associativity.mean,
+        m.associativity.max,
+        format_ns(m.blocking_ns.mean),
+        format_ns(m.blocking_ns.p99 as f64),
+        format_ns(m.blocking_ns.max as f64),
+        predicted
     );
 }
 
