@@ -8,6 +8,7 @@
 //! merges run constantly, under random, sequential and mixed workloads.
 
 use flashlab_sim::config::ExperimentConfig;
+use flashlab_sim::ftl::merge::MergeReport;
 use flashlab_sim::testing::{self, Outcome, Step};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
@@ -120,8 +121,8 @@ fn mixed_steps(seed: u64, logical: u64, n: usize) -> Vec<Step> {
         .collect()
 }
 
-fn merges(o: &Outcome) -> &serde_json::Value {
-    &o.ftl_report["merges"]
+fn merges(o: &Outcome) -> &MergeReport {
+    o.merges.as_ref().expect("log-block FTLs report merges")
 }
 
 fn run_all(i: usize, steps: &[Step], functional: bool, qd: usize) -> Outcome {
@@ -147,25 +148,21 @@ fn every_log_block_ftl_under_random_sequential_and_mixed_workloads() {
             for (functional, qd) in [(true, 1), (false, 8)] {
                 let o = run_all(i, steps, functional, qd);
                 let m = merges(&o);
-                let total = m["total"].as_u64().unwrap();
+                let total = m.total;
                 assert!(
                     total >= 10,
-                    "{:?} {workload}: only {total} merges: {m}",
+                    "{:?} {workload}: only {total} merges: {m:?}",
                     ftl
                 );
                 if *workload == "sequential" {
                     assert!(
-                        m["switch"].as_u64().unwrap() > 0,
-                        "{:?} {workload}: no switch merge on whole-block writes: {m}",
+                        m.switch > 0,
+                        "{:?} {workload}: no switch merge on whole-block writes: {m:?}",
                         ftl
                     );
                 }
                 if *workload == "random" {
-                    assert!(
-                        m["full"].as_u64().unwrap() > 0,
-                        "{:?}: no full merge: {m}",
-                        ftl
-                    );
+                    assert!(m.full > 0, "{:?}: no full merge: {m:?}", ftl);
                 }
             }
         }

@@ -69,12 +69,12 @@ fn fast_merge_takes_the_newest_copy_and_leaves_no_valid_copy_behind() {
     steps.push(read_page(9, 3));
     let o =
         testing::run_steps_with(&cfg, &steps, &Options::new(1)).unwrap_or_else(|e| panic!("{e}"));
-    let m = &o.ftl_report["merges"];
-    assert_eq!(m["full"], 1, "{m}");
+    let m = o.merges.as_ref().unwrap();
+    assert_eq!(m.full, 1, "{m:?}");
     // The data blocks with valid pages in the first log block (0 to 14) were rebuilt, taking
     // pages (0, 1) and (9, 3) from the second log block: 15 + 2 pages copied.
-    assert_eq!(m["associativity_max"], 15, "{m}");
-    assert_eq!(m["pages_copied"], 17, "{m}");
+    assert_eq!(m.associativity.max, 15, "{m:?}");
+    assert_eq!(m.pages_copied, 17, "{m:?}");
     assert_eq!(o.checked_sectors, o.sectors_read);
 }
 
@@ -121,16 +121,16 @@ fn kast_merges_never_exceed_k() {
         let logical = testing::logical_sectors(&cfg).unwrap();
         let steps = testing::random_steps(k as u64, 1000, logical);
         let o = testing::run_steps(&cfg, &steps, 1).unwrap_or_else(|e| panic!("K={k}: {e}"));
-        let m = &o.ftl_report["merges"];
-        let hist = m["associativity_histogram"].as_array().unwrap();
-        assert!(!hist.is_empty());
-        for entry in hist {
-            assert!(entry[0].as_i64().unwrap() <= k, "K={k}: {m}");
+        let m = o.merges.as_ref().unwrap();
+        assert!(!m.associativity.histogram.is_empty());
+        for &(assoc, merges) in &m.associativity.histogram {
+            assert!(i64::from(assoc) <= k && merges > 0, "K={k}: {m:?}");
         }
         if k > 1 {
             assert_eq!(
-                m["associativity_max"], k,
-                "K={k}: the bound is reached: {m}"
+                i64::from(m.associativity.max),
+                k,
+                "K={k}: the bound is reached: {m:?}"
             );
         }
     }
@@ -157,10 +157,9 @@ fn merge_blocking_time_stays_within_the_predicted_worst_case() {
         let logical = testing::logical_sectors(&cfg).unwrap();
         let steps = testing::random_steps(5, 800, logical);
         let o = testing::run_steps(&cfg, &steps, 1).unwrap_or_else(|e| panic!("{ftl}: {e}"));
-        let worst = o.ftl_report["merges"]["blocking_ns_max"].as_u64().unwrap();
-        let bound = o.ftl_report["predicted_worst_blocking_ns"]
-            .as_u64()
-            .unwrap();
+        let m = o.merges.as_ref().unwrap();
+        let worst = m.blocking_ns.max;
+        let bound = m.predicted_worst_blocking_ns.unwrap();
         assert!(
             worst > 0 && worst <= bound,
             "{ftl}: worst {worst} bound {bound}"

@@ -8,9 +8,10 @@
 //! move invalidates the copy it replaces wherever it is (data block or any log block), so a
 //! read can never find a stale copy and a merged page never stays valid in another log block.
 //!
-//! Flash work of one request (read-modify-write read, merges, the page program) is one chain
-//! of commands, each after the previous: the simple controller of these papers does one thing
-//! at a time, and a merge's time is charged to the write that caused it.
+//! All flash work (host reads, read-modify-write reads, merges, page programs) is one chain of
+//! commands, each after the previous: the simple controller of these papers does one thing at
+//! a time, so a merge is never interleaved with other requests' commands, its blocking time is
+//! the sum of its commands, and its time is charged to the write that caused it.
 
 use crate::config::{ConfigError, ExperimentConfig, Timing};
 use crate::flash::{Cause, CmdId};
@@ -19,7 +20,7 @@ use crate::host::SubId;
 use crate::nand::{BlockId, Layout, Nand, OobEntry, Ppn};
 use crate::SimError;
 
-use super::merge_log::{MergeKind, MergeLog, MergeRecord};
+use crate::ftl::merge::{MergeKind, MergeRecord};
 
 pub(crate) const UNMAPPED: u32 = u32::MAX;
 const NO_BLOCK: BlockId = BlockId::MAX;
@@ -124,7 +125,8 @@ pub struct Core {
     /// Data of the host page being written (merges may run between its preparation and its
     /// program).
     pub(crate) host_page: Vec<u64>,
-    pub merges: MergeLog,
+    /// Log blocks with no valid page left, erased without a merge.
+    pub dead_log_erases: u64,
     /// Largest associativity a merge may have (KAST's K); a larger one is an FTL bug.
     pub max_merge_associativity: Option<u32>,
     /// Worst merge blocking time the design bounds (kast.txt section II), when it has one.
@@ -164,7 +166,7 @@ impl Core {
             timing: config.timing.clone(),
             page: vec![0; spp as usize],
             host_page: vec![0; spp as usize],
-            merges: MergeLog::default(),
+            dead_log_erases: 0,
             max_merge_associativity: None,
             predicted_worst_ns: None,
             merges_per_slot: vec![0; log_blocks as usize],
@@ -341,11 +343,7 @@ impl Core {
     ) -> Result<(), SimError> {
         match self.mapped(lpn) {
             Some(ppn) => {
-                ctx.read(
-                    &[ppn],
-                    self.page_bytes,
-                    Issue::host(sub).deadline(deadline_ns),
-                )?;
+                self.issue_read(ctx, ppn, Issue::host(sub).deadline(deadline_ns))?;
                 let data = if ctx.payloads() {
                     ctx.nand().unit_data(ppn)[range].to_vec()
                 } else {
@@ -538,7 +536,7 @@ impl Core {
         self.issue_erase(ctx, block, 0)?;
         self.release_block(block);
         self.logs[slot] = None;
-        self.merges.dead_log_erases += 1;
+        self.dead_log_erases += 1;
         Ok(())
     }
 
@@ -585,7 +583,7 @@ impl Core {
             pages_copied: copied,
             erases,
         };
-        self.finish_merge(token, old != NO_BLOCK || end > written, record);
+        self.finish_merge(ctx, token, old != NO_BLOCK || end > written, record);
         self.release_dead_sequential(ctx)
     }
 
@@ -621,7 +619,7 @@ impl Core {
         self.issue_erase(ctx, block, token)?;
         self.release_block(block);
         self.logs[slot] = None;
-        self.finish_merge(token, true, record);
+        self.finish_merge(ctx, token, true, record);
         self.release_dead_sequential(ctx)
     }
 
@@ -713,14 +711,20 @@ impl Core {
 
     /// Records a merge: at its last command's completion when it issued commands (`issued`),
     /// at once otherwise.
-    fn finish_merge(&mut self, token: u64, issued: bool, record: MergeRecord) {
+    fn finish_merge(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        token: u64,
+        issued: bool,
+        record: MergeRecord,
+    ) {
         let index = (token & TAG_INDEX) as usize;
         self.starting = None;
         if issued {
             self.pending[index].as_mut().expect("pending merge").record = record;
         } else {
             self.pending[index] = None;
-            self.merges.record(&record);
+            ctx.record_merge(record);
         }
     }
 
@@ -739,7 +743,7 @@ impl Core {
         let mut record = p.record;
         record.blocking_ns = now - p.start_ns.unwrap_or(start);
         self.pending[index] = None;
-        self.merges.record(&record);
+        ctx.record_merge(record);
         Ok(())
     }
 

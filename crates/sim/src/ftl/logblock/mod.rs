@@ -25,7 +25,6 @@ mod bast;
 pub mod core;
 mod fast;
 mod kast;
-pub mod merge_log;
 mod sast;
 
 pub use bast::{BastConfig, BAST_ENTRY};
@@ -34,6 +33,7 @@ pub use kast::{KastConfig, KAST_ENTRY};
 pub use sast::{SastConfig, SAST_ENTRY};
 
 use self::core::Core;
+use super::merge::MergeProfile;
 use super::{Ftl, FtlCtx};
 use crate::host::{Op, SubRequest};
 use crate::nand::Nand;
@@ -152,8 +152,14 @@ impl<P: Placement> Ftl for LogBlockFtl<P> {
     }
 
     fn reset_counters(&mut self, _now_ns: u64) {
-        self.core.merges = Default::default();
+        self.core.dead_log_erases = 0;
         self.core.merges_per_slot.fill(0);
+    }
+
+    fn merge_profile(&self) -> Option<MergeProfile> {
+        Some(MergeProfile {
+            predicted_worst_blocking_ns: self.core.predicted_worst_ns,
+        })
     }
 
     fn report(&self) -> serde_json::Value {
@@ -163,9 +169,8 @@ impl<P: Placement> Ftl for LogBlockFtl<P> {
             "log_blocks": self.core.logs.len(),
             "pages_per_block": self.core.n,
             "ram_bytes": self.core.ram_bytes(),
-            "merges": self.core.merges,
+            "dead_log_erases": self.core.dead_log_erases,
             "merges_per_log_slot": self.core.merges_per_slot,
-            "predicted_worst_blocking_ns": self.core.predicted_worst_ns,
         })
     }
 
