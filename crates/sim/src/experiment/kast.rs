@@ -159,12 +159,15 @@ impl KastStudy {
     }
 }
 
+/// A figure's title and how a point gives its value.
+type Metric = (&'static str, fn(&KastPoint) -> String);
+
 /// The figures' data as text tables: one per workload and metric, K across.
 pub fn table(points: &[KastPoint]) -> String {
     let mut out = String::new();
     let mut workloads: Vec<&str> = points.iter().map(|p| p.workload.as_str()).collect();
     workloads.dedup();
-    let metrics: [(&str, fn(&KastPoint) -> String); 4] = [
+    let metrics: [Metric; 4] = [
         ("Fig. 6 log block merges", |p| p.merges.to_string()),
         ("Fig. 7 max associativity of a merged log block", |p| {
             p.associativity_max.to_string()
