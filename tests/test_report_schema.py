@@ -194,3 +194,41 @@ def test_trace_workload_matches_its_documentation(trace_report: dict[str, Any]) 
         if isinstance(value, bool) != ("boolean" in doc_type) or not isinstance(value, allowed):
             wrong.append(f"{path}: {value!r} is not {doc_type}")
     assert not wrong, wrong
+
+
+@pytest.fixture(scope="module")
+def merge_report() -> dict[str, Any]:
+    # A small log-block run that merges constantly: 64 blocks, random 2 KiB writes.
+    return flashlab.run(
+        "kast-slc",
+        ftl="kast",
+        workload="randwrite:bs=2k,count=4000",
+        precondition=0.5,
+        set={"geometry.blocks_per_plane": 64, "ftl.log_blocks": 8, "ftl.max_associativity": 4},
+    )
+
+
+def test_merges_match_their_documentation(
+    merge_report: dict[str, Any], report: dict[str, Any]
+) -> None:
+    assert report["merges"] is None, "a page-mapping FTL does not merge"
+    fields = documented_fields("Merge fields")
+    merges = {"merges": merge_report["merges"]}
+    missing = [path for path in fields if lookup(merges, path) is _MISSING]
+    assert not missing, f"documented but not in a log-block report: {missing}"
+    undocumented = [p for p in key_paths(merges) if p != "merges" and p not in fields]
+    assert not undocumented, f"in a log-block report but not documented: {undocumented}"
+    wrong = []
+    for path, doc_type in fields.items():
+        allowed: tuple[type, ...] = ()
+        for alternative in doc_type.split(" or "):
+            allowed += TYPES[alternative]
+        value = lookup(merges, path)
+        if isinstance(value, bool) or not isinstance(value, allowed):
+            wrong.append(f"{path}: {value!r} is not {doc_type}")
+    assert not wrong, wrong
+    m = merge_report["merges"]
+    assert m["total"] == m["switch"] + m["partial"] + m["full"] + m["fold"] > 0
+    assert sum(n for _, n in m["associativity"]["histogram"]) == m["total"]
+    assert m["associativity"]["max"] <= 4
+    assert 0 < m["blocking_ns"]["max"] <= m["predicted_worst_blocking_ns"]

@@ -20,6 +20,8 @@ pub enum ExperimentCommand {
     /// page cache at 50-400% of its RAM, on nftl-samsung and nftl-toshiba, 8 and 16 KiB blocks,
     /// under the file-system-benchmark stand-in at 94% and 23% utilisation
     Nftl(NftlArgs),
+    /// kast.txt Figs. 6-9: BAST, FAST, SAST and KAST over K with 32 log blocks on kast-slc
+    Kast(KastArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -33,6 +35,31 @@ pub struct NftlArgs {
     /// Seed of the file-system streams
     #[arg(long, default_value_t = 1)]
     seed: u64,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct KastArgs {
+    /// Output directory (table.txt, results.csv)
+    #[arg(short, long, default_value = "kast-study")]
+    out: PathBuf,
+    /// K values (SAST's set size N = K), comma separated
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32")]
+    ks: Vec<u32>,
+    /// Trace stand-ins, comma separated: web, pc
+    #[arg(long, value_delimiter = ',', default_value = "web,pc")]
+    workloads: Vec<String>,
+    /// Requests measured per run (20000, 2e4, 20k)
+    #[arg(long, default_value = "20000", value_parser = crate::count_arg)]
+    requests: u64,
+    /// Seed of every run
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Extra setting for every run (repeatable), e.g. --set geometry.blocks_per_plane=1024
+    #[arg(short, long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Do not show progress
+    #[arg(long)]
+    no_progress: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -91,6 +118,44 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
     match command {
         ExperimentCommand::MtFtl(a) => mt_ftl(a),
         ExperimentCommand::Nftl(a) => nftl(a),
+        ExperimentCommand::Kast(a) => kast(a),
+    }
+}
+
+fn kast(a: &KastArgs) -> i32 {
+    use flashlab_sim::experiment::kast::{csv, table, KastStudy};
+    let study = KastStudy {
+        ks: a.ks.clone(),
+        workloads: a.workloads.clone(),
+        requests: a.requests,
+        seed: a.seed,
+        sets: a.sets.clone(),
+        ..KastStudy::default()
+    };
+    if let Err(e) = std::fs::create_dir_all(&a.out) {
+        eprintln!("error: cannot create {}: {e}", a.out.display());
+        return EXIT_IO;
+    }
+    let bar = progress_bar().filter(|_| !a.no_progress);
+    let points = study.run(&mut |done, total, what| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(what.to_string());
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let points = match points {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let text = table(&points);
+    print!("{text}");
+    match write_file(&a.out.join("table.txt"), text.as_bytes()) {
+        0 => write_file(&a.out.join("results.csv"), csv(&points).as_bytes()),
+        code => code,
     }
 }
 

@@ -122,6 +122,8 @@ pub struct Outcome {
     pub flash: FlashCounters,
     /// The FTL's own report figures at the end.
     pub ftl_report: serde_json::Value,
+    /// Merges of the steps (block-mapped and log-block FTLs; preconditioning excluded).
+    pub merges: Option<crate::ftl::merge::MergeReport>,
     /// Simulated time at the end.
     pub simulated_ns: u64,
 }
@@ -303,6 +305,11 @@ impl Driver {
             gc: self.sim.ftl_counters().clone(),
             flash: self.sim.flash().counters().clone(),
             ftl_report: self.sim.ftl().report(),
+            merges: self
+                .sim
+                .ftl()
+                .merge_profile()
+                .map(|profile| self.sim.merge_stats().report(profile)),
             simulated_ns: self.sim.now(),
         })
     }

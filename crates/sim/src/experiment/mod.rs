@@ -1,4 +1,5 @@
 //! Experiments that reproduce a paper's study end to end (many runs, one document).
 
+pub mod kast;
 pub mod mt_ftl;
 pub mod nftl;

@@ -160,11 +160,26 @@ impl MergeStats {
                     .map(|(k, &n)| (k as u32, n))
                     .collect(),
             },
-            blocking_ns: LatencySummary {
-                max: self.max_blocking_ns,
-                ..LatencySummary::of(&self.blocking_ns)
-            },
+            blocking_ns: self.blocking_summary(),
             predicted_worst_blocking_ns: profile.predicted_worst_blocking_ns,
+        }
+    }
+}
+
+impl MergeStats {
+    /// Blocking-time percentiles with the exact maximum; a percentile (the histogram's bucket
+    /// value, 3 significant digits) never shows above it.
+    fn blocking_summary(&self) -> LatencySummary {
+        let max = self.max_blocking_ns;
+        let s = LatencySummary::of(&self.blocking_ns);
+        LatencySummary {
+            mean: s.mean.min(max as f64),
+            p50: s.p50.min(max),
+            p90: s.p90.min(max),
+            p99: s.p99.min(max),
+            p99_9: s.p99_9.min(max),
+            p99_99: s.p99_99.min(max),
+            max,
         }
     }
 }
@@ -226,6 +241,10 @@ mod tests {
         assert_eq!(r.associativity.mean, 2.0);
         assert_eq!(r.associativity.histogram, vec![(1, 2), (2, 1), (4, 1)]);
         assert_eq!(r.blocking_ns.max, 9_000);
+        assert!(
+            r.blocking_ns.p99 <= 9_000 && r.blocking_ns.p99_99 <= 9_000,
+            "{r:?}"
+        );
         assert!((r.blocking_ns.mean - 4_250.0).abs() < 10.0, "{r:?}");
         assert_eq!(r.predicted_worst_blocking_ns, Some(10_000));
     }

@@ -2,7 +2,7 @@
 //! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
 
 use super::mapping::headroom;
-use super::{mtftl, nftl, pagemap, Ftl};
+use super::{logblock, mtftl, nftl, pagemap, Ftl};
 use crate::config::settings::Documented;
 use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
 
@@ -21,10 +21,14 @@ pub struct FtlEntry {
 
 /// All FTLs, in listing order.
 pub fn entries() -> &'static [FtlEntry] {
-    static ENTRIES: [FtlEntry; 4] = [
+    static ENTRIES: [FtlEntry; 8] = [
         pagemap::ENTRY,
         mtftl::MT_ENTRY,
         mtftl::ST_ENTRY,
+        logblock::BAST_ENTRY,
+        logblock::FAST_ENTRY,
+        logblock::SAST_ENTRY,
+        logblock::KAST_ENTRY,
         nftl::ENTRY,
     ];
     &ENTRIES

@@ -74,6 +74,9 @@ pub fn logical_units(
 /// registered FTL maps pages through [`super::MapTable`] and [`super::Blocks`]).
 pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigError> {
     let ftl = config.ftl_name();
+    if crate::ftl::logblock::NAMES.contains(&ftl) {
+        return Ok(crate::ftl::logblock::estimate_state_bytes(config));
+    }
     let setting = |key: &str| config.ftl.get(key);
     let unit_bytes = setting("mapping_unit_bytes")
         .and_then(toml::Value::as_integer)

@@ -1,0 +1,145 @@
+//! FAST (Lee et al. 2007, kast.txt section II): fully associative random log blocks (RLBs)
+//! written in request order, plus one sequential log block (SLB).
+//!
+//! - A write at page offset 0 goes to a new SLB; the previous SLB is merged first (switch
+//!   when complete, partial when in place but incomplete, full when some page was rewritten
+//!   elsewhere in the meantime).
+//! - The next page in sequence of the SLB's data block is appended to the SLB; any other
+//!   write to that data block merges the SLB first and goes to the RLBs.
+//! - Other writes append to the current RLB; when every RLB is full, the oldest one
+//!   (round-robin, as FAST's paper) is fully merged: every data block it holds a valid page
+//!   of is rebuilt, taking that block's pages from every log block (so no merged page stays
+//!   valid in another log block).
+//!
+//! Choice: of `ftl.log_blocks`, one slot is the SLB's, the rest are RLBs (at least 2 log
+//! blocks).
+
+use super::core::{Core, LogKind, MergeMode};
+use super::{LogBlockFtl, Placement};
+use crate::config::{ConfigError, ExperimentConfig};
+use crate::ftl::registry::FtlEntry;
+use crate::ftl::FtlCtx;
+use crate::settings;
+use crate::SimError;
+
+settings! {
+    /// FAST, the fully associative log-buffer FTL (`[ftl]` with `name = "fast"`).
+    pub struct FastConfig in "ftl" {
+        /// FTL name.
+        name: String = "fast".into(), unit "";
+        /// Log blocks: one sequential log block and the rest random log blocks; kast.txt's experiments use 32.
+        log_blocks: u32 = 32, unit "blocks", range 2 ..= 65_536;
+    }
+}
+
+impl FastConfig {
+    pub fn from_experiment(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        let cfg: FastConfig = crate::ftl::registry::parse_section(config)?;
+        cfg.check_ranges()?;
+        super::core::logical_blocks(config, cfg.log_blocks)?;
+        Ok(cfg)
+    }
+}
+
+/// Registry entry of FAST.
+pub const FAST_ENTRY: FtlEntry = FtlEntry {
+    name: "fast",
+    summary: "FAST log-buffer FTL: fully associative random log blocks and one sequential log block (kast.txt)",
+    field_docs: |c| {
+        FastConfig::from_experiment(c)
+            .unwrap_or_default()
+            .field_docs()
+    },
+    validate: |c| FastConfig::from_experiment(c).map(|_| ()),
+    resolve: |c| {
+        let cfg = FastConfig::from_experiment(c)?;
+        Ok(toml::Table::try_from(&cfg).expect("fast settings serialize"))
+    },
+    build: |c| {
+        let cfg = FastConfig::from_experiment(c)?;
+        let mut core = Core::new(c, "fast", cfg.log_blocks)?;
+        // k(L) is at most the pages of a block (kast.txt section II).
+        core.max_merge_associativity = Some(core.n);
+        core.predicted_worst_ns = Some(core.worst_merge_ns(&c.timing, core.n));
+        Ok(Box::new(LogBlockFtl::new(core, Fast { cfg })))
+    },
+};
+
+/// FAST's placement.
+pub struct Fast {
+    cfg: FastConfig,
+}
+
+impl Fast {
+    fn slb(core: &Core) -> Option<usize> {
+        core.slots()
+            .find(|&s| core.log(s).kind == LogKind::Sequential)
+    }
+
+    fn random_log(&mut self, core: &mut Core, ctx: &mut FtlCtx<'_>) -> Result<usize, SimError> {
+        let current = core
+            .slots()
+            .filter(|&s| core.log(s).kind == LogKind::Random && !core.is_full(s))
+            .max_by_key(|&s| core.log(s).opened_at);
+        if let Some(s) = current {
+            return Ok(s);
+        }
+        let randoms = core
+            .slots()
+            .filter(|&s| core.log(s).kind == LogKind::Random)
+            .count();
+        if randoms + 1 >= core.logs.len() {
+            let oldest = core
+                .slots()
+                .filter(|&s| core.log(s).kind == LogKind::Random)
+                .min_by_key(|&s| core.log(s).opened_at)
+                .ok_or_else(|| core.bug("no random log block to merge".into()))?;
+            core.reclaim(ctx, oldest, MergeMode::Any)?;
+        }
+        core.open_log(LogKind::Random, 0)
+    }
+}
+
+impl Placement for Fast {
+    fn name(&self) -> &'static str {
+        "fast"
+    }
+
+    fn place(
+        &mut self,
+        core: &mut Core,
+        ctx: &mut FtlCtx<'_>,
+        lpn: u32,
+    ) -> Result<usize, SimError> {
+        let (lbn, off) = (core.lbn(lpn), core.offset(lpn));
+        let slb = Self::slb(core);
+        if off == 0 {
+            if let Some(s) = slb {
+                core.reclaim(ctx, s, MergeMode::Any)?;
+            }
+            return core.open_log(LogKind::Sequential, lbn);
+        }
+        if let Some(s) = slb.filter(|&s| core.log(s).group == lbn) {
+            if core.log(s).written == off {
+                return Ok(s);
+            }
+            core.reclaim(ctx, s, MergeMode::Any)?;
+        }
+        self.random_log(core, ctx)
+    }
+
+    fn check(&self, core: &Core) -> Result<(), String> {
+        let slbs = core
+            .slots()
+            .filter(|&s| core.log(s).kind == LogKind::Sequential)
+            .count();
+        if slbs > 1 {
+            return Err(format!("FAST has {slbs} sequential log blocks"));
+        }
+        Ok(())
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+}

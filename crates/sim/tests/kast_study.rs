@@ -1,0 +1,55 @@
+//! kast.txt's claims as assertions on `flashlab experiment kast`'s output, on a small
+//! `kast-slc` (512 blocks of 64 pages) so they run in seconds.
+
+use flashlab_sim::experiment::kast::{table, KastPoint, KastStudy};
+
+fn study(requests: u64, ks: Vec<u32>) -> Vec<KastPoint> {
+    let s = KastStudy {
+        ks,
+        requests,
+        workloads: vec!["web".into()],
+        sets: vec!["geometry.blocks_per_plane=512".into()],
+        ..KastStudy::default()
+    };
+    s.run(&mut |_, _, _| {}).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn point<'p>(points: &'p [KastPoint], ftl: &str, k: u32) -> &'p KastPoint {
+    points.iter().find(|p| p.ftl == ftl && p.k == k).unwrap()
+}
+
+/// Fig. 7: FAST's worst merge associativity is far above KAST's, which never exceeds K; the
+/// measured worst merge of KAST is within its bound N·K·C_copy + (K+1)·C_erase.
+#[test]
+fn fast_associativity_far_above_kast_bounded_by_k() {
+    let points = study(2000, vec![4]);
+    let fast = point(&points, "fast", 4);
+    let kast = point(&points, "kast", 4);
+    assert!(kast.associativity_max <= 4, "{kast:?}");
+    assert!(
+        fast.associativity_max >= 3 * kast.associativity_max,
+        "FAST {fast:?} against KAST {kast:?}"
+    );
+    assert!(
+        kast.blocking_max_ns <= kast.predicted_worst_ns.unwrap(),
+        "{kast:?}"
+    );
+    assert!(
+        fast.blocking_max_ns > kast.blocking_max_ns,
+        "{fast:?} {kast:?}"
+    );
+    let text = table(&points);
+    assert!(text.contains("Fig. 6") && text.contains("Fig. 9"), "{text}");
+}
+
+/// Prints the whole sweep (`REQ=5000 cargo test --release --test kast_study -- --ignored`).
+#[test]
+#[ignore]
+fn print_study() {
+    let points = study(
+        std::env::var("REQ").map_or(3000, |v| v.parse().unwrap()),
+        vec![1, 2, 4, 8, 16, 32],
+    );
+    eprintln!("{}", table(&points));
+    let _ = point(&points, "kast", 1);
+}

@@ -1,0 +1,174 @@
+//! The known pitfalls of public BAST/FAST code, pinned on the log-block FTLs: stale reads
+//! when a page has copies in several log blocks, log slot 0 never merged, merged pages left
+//! valid in other log blocks; and KAST's bound on every merge's associativity.
+
+use flashlab_sim::config::ExperimentConfig;
+use flashlab_sim::testing::{self, Options, Step};
+
+/// One die of 32 blocks of 16 pages of 2 KiB (sector = 512 B, 4 sectors a page), fresh.
+fn config(ftl: &str, settings: &[(&str, i64)], precondition: bool) -> ExperimentConfig {
+    let fill = format!("run.precondition={}", if precondition { 1.0 } else { 0.0 });
+    let sets = [
+        "geometry.channels=1",
+        "geometry.chips_per_channel=1",
+        "geometry.planes_per_die=1",
+        "geometry.blocks_per_plane=32",
+        "geometry.pages_per_block=16",
+        "geometry.page_bytes=2048",
+        "geometry.oob_bytes=64",
+        "run.precondition_max_passes=1",
+        "ftl.mapping_unit_bytes=2048",
+        "ftl.over_provisioning=0.3",
+        fill.as_str(),
+    ];
+    let mut cfg = ExperimentConfig::with_sets("default", &sets).unwrap_or_else(|e| panic!("{e}"));
+    let mut table = toml::Table::new();
+    table.insert("name".into(), ftl.into());
+    for &(k, v) in settings {
+        table.insert(k.into(), v.into());
+    }
+    cfg.ftl = table;
+    cfg
+}
+
+const PAGE: u64 = 4;
+const BLOCK: u64 = 16 * PAGE;
+
+fn write_page(lbn: u64, off: u64) -> Step {
+    Step::Write {
+        offset_sectors: lbn * BLOCK + off * PAGE,
+        sectors: PAGE,
+    }
+}
+
+fn read_page(lbn: u64, off: u64) -> Step {
+    Step::Read {
+        offset_sectors: lbn * BLOCK + off * PAGE,
+        sectors: PAGE,
+    }
+}
+
+/// FAST with two random log blocks: page (0, 1) is written into the first, rewritten into
+/// the second, then the first is merged (its data blocks rebuilt from the newest copies):
+/// every read returns the newest copy, and the copy the merge took from the second log block
+/// is no longer valid there (the invariants compare each log block's A(L) with its valid
+/// pages, and every valid page with the map, after every step).
+#[test]
+fn fast_merge_takes_the_newest_copy_and_leaves_no_valid_copy_behind() {
+    let cfg = config("fast", &[("log_blocks", 3)], false);
+    let mut steps = vec![write_page(0, 1), write_page(0, 2)];
+    steps.extend((1..15).map(|i| write_page(i, 1 + i % 15)));
+    steps.push(write_page(0, 1));
+    steps.push(read_page(0, 1));
+    steps.extend((1..15).map(|i| write_page(i + 16, 2)));
+    steps.push(write_page(9, 3));
+    // The second random log block is full: the next write merges the first one.
+    steps.push(write_page(10, 3));
+    steps.push(read_page(0, 1));
+    steps.extend((1..15).map(|i| read_page(i, 1 + i % 15)));
+    steps.push(read_page(9, 3));
+    let o =
+        testing::run_steps_with(&cfg, &steps, &Options::new(1)).unwrap_or_else(|e| panic!("{e}"));
+    let m = o.merges.as_ref().unwrap();
+    assert_eq!(m.full, 1, "{m:?}");
+    // The data blocks with valid pages in the first log block (0 to 14) were rebuilt, taking
+    // pages (0, 1) and (9, 3) from the second log block: 15 + 2 pages copied.
+    assert_eq!(m.associativity.max, 15, "{m:?}");
+    assert_eq!(m.pages_copied, 17, "{m:?}");
+    assert_eq!(o.checked_sectors, o.sectors_read);
+}
+
+/// Under random writes every log slot gets merged, slot 0 included, in every FTL.
+#[test]
+fn every_log_slot_is_merged() {
+    for (ftl, settings) in [
+        ("bast", &[("log_blocks", 4)][..]),
+        ("fast", &[("log_blocks", 4)][..]),
+        (
+            "sast",
+            &[
+                ("log_blocks", 4),
+                ("set_data_blocks", 2),
+                ("set_log_blocks", 2),
+            ][..],
+        ),
+        ("kast", &[("log_blocks", 4), ("max_associativity", 2)][..]),
+    ] {
+        let cfg = config(ftl, settings, true);
+        let logical = testing::logical_sectors(&cfg).unwrap();
+        let steps = testing::random_steps(11, 800, logical);
+        let o = testing::run_steps(&cfg, &steps, 1).unwrap_or_else(|e| panic!("{ftl}: {e}"));
+        let per_slot = o.ftl_report["merges_per_log_slot"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(per_slot.len(), 4);
+        for (slot, n) in per_slot.iter().enumerate() {
+            assert!(
+                n.as_u64().unwrap() > 0,
+                "{ftl}: log slot {slot} never merged: {per_slot:?}"
+            );
+        }
+    }
+}
+
+/// KAST never merges a log block holding pages of more than K data blocks: checked per merge
+/// (the histogram has no entry above K, and the FTL fails the run on such a merge), for each K.
+#[test]
+fn kast_merges_never_exceed_k() {
+    for k in [1i64, 2, 3, 5] {
+        let cfg = config("kast", &[("log_blocks", 6), ("max_associativity", k)], true);
+        let logical = testing::logical_sectors(&cfg).unwrap();
+        let steps = testing::random_steps(k as u64, 1000, logical);
+        let o = testing::run_steps(&cfg, &steps, 1).unwrap_or_else(|e| panic!("K={k}: {e}"));
+        let m = o.merges.as_ref().unwrap();
+        assert!(!m.associativity.histogram.is_empty());
+        for &(assoc, merges) in &m.associativity.histogram {
+            assert!(i64::from(assoc) <= k && merges > 0, "K={k}: {m:?}");
+        }
+        if k > 1 {
+            assert_eq!(
+                i64::from(m.associativity.max),
+                k,
+                "K={k}: the bound is reached: {m:?}"
+            );
+        }
+    }
+}
+
+/// The measured worst merge never exceeds the design's bound N·k·C_copy + (k+1)·C_erase,
+/// and BAST's full merge of a whole block reaches it exactly.
+#[test]
+fn merge_blocking_time_stays_within_the_predicted_worst_case() {
+    for (ftl, settings) in [
+        ("bast", &[("log_blocks", 4)][..]),
+        ("fast", &[("log_blocks", 4)][..]),
+        (
+            "sast",
+            &[
+                ("log_blocks", 4),
+                ("set_data_blocks", 2),
+                ("set_log_blocks", 2),
+            ][..],
+        ),
+        ("kast", &[("log_blocks", 4), ("max_associativity", 2)][..]),
+    ] {
+        let cfg = config(ftl, settings, true);
+        let logical = testing::logical_sectors(&cfg).unwrap();
+        let steps = testing::random_steps(5, 800, logical);
+        let o = testing::run_steps(&cfg, &steps, 1).unwrap_or_else(|e| panic!("{ftl}: {e}"));
+        let m = o.merges.as_ref().unwrap();
+        let worst = m.blocking_ns.max;
+        let bound = m.predicted_worst_blocking_ns.unwrap();
+        assert!(
+            worst > 0 && worst <= bound,
+            "{ftl}: worst {worst} bound {bound}"
+        );
+        if ftl == "bast" {
+            assert_eq!(
+                worst, bound,
+                "a full BAST merge of a full block is the bound"
+            );
+        }
+    }
+}
