@@ -17,13 +17,19 @@ fn small(ftl: &str, extra: &[&str]) -> ExperimentConfig {
         "geometry.blocks_per_plane=128",
         "geometry.pages_per_block=64",
         "geometry.page_bytes=4096",
-        "ftl.over_provisioning=0.15",
         "run.precondition=1.0",
         "run.precondition_max_passes=1",
     ];
+    if PAGE_MAPPED.contains(&ftl) {
+        sets.push("ftl.over_provisioning=0.15");
+    }
     sets.extend_from_slice(extra);
     ExperimentConfig::with_sets("default", &sets).unwrap()
 }
+
+/// The FTLs with an over-provisioning setting (block-mapped and log-block FTLs keep their
+/// spare blocks as log, replacement or merge blocks instead).
+const PAGE_MAPPED: [&str; 3] = ["pagemap", "mt-ftl", "st-ftl"];
 
 fn run(config: &ExperimentConfig) -> Report {
     run_experiment(config, &mut |_| {}).unwrap()
