@@ -20,7 +20,9 @@
 //!    written for the last N page writes, which becomes R2 (needs K >= 2);
 //! 7. otherwise a log block is merged and p goes to a new R1: first an SLB that can be
 //!    partially merged and is at most half free (fewest free pages first), then the random
-//!    log block of lowest k(L), then fewest free pages; an SLB as a last resort.
+//!    log block with the fewest free pages, then of lowest k(L) ("the smallest merge cost
+//!    and the smallest free pages": fullness first, so a log block is not merged while
+//!    most of it is free); an SLB as a last resort.
 //!
 //! Choices where the paper is open: "a small gap" is `ftl.sequential_gap_pages` (default 4);
 //! "many free pages" is more than half the block; "not updated during a long time" is not
@@ -180,10 +182,14 @@ impl Kast {
             .slots()
             .filter(|&s| is_seq(core, s) && !mostly_free(core, s))
             .min_by_key(|&s| core.free_pages(s));
+        // "The RLB which has the smallest merge cost and the smallest free pages": fewest
+        // free pages first, then lowest k(L). Lowest k(L) first merged log blocks with most
+        // of their pages free (a new R1 holding one cold page): on the web stand-in they had
+        // 24 of 64 pages written on average, and KAST merged 41% more than this order.
         let random = || {
             core.slots()
                 .filter(|&s| !is_seq(core, s))
-                .min_by_key(|&s| (core.log(s).associativity(), core.free_pages(s)))
+                .min_by_key(|&s| (core.free_pages(s), core.log(s).associativity()))
         };
         let victim = slb
             .or_else(random)
