@@ -86,6 +86,32 @@ pub fn build(config: &ExperimentConfig) -> Result<Box<dyn Ftl>, ConfigError> {
     (entry(config)?.build)(config)
 }
 
+/// An FTL's `[ftl]` settings, parsed and checked against the device by [`FtlSettings::checked`].
+/// The generic [`settings_docs`], [`settings_valid`] and [`settings_table`] then fill an
+/// [`FtlEntry`]'s `field_docs`, `validate` and `resolve`.
+pub trait FtlSettings: Documented + Default + serde::Serialize + Sized {
+    /// Parses the `[ftl]` table and checks it against the device.
+    fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError>;
+}
+
+/// [`FtlEntry::field_docs`] of settings `S`: the configuration's values, else the defaults.
+pub fn settings_docs<S: FtlSettings>(config: &ExperimentConfig) -> Vec<FieldDoc> {
+    S::checked(config).unwrap_or_default().documented_fields()
+}
+
+/// [`FtlEntry::validate`] of settings `S`.
+pub fn settings_valid<S: FtlSettings>(config: &ExperimentConfig) -> Result<(), ConfigError> {
+    S::checked(config).map(|_| ())
+}
+
+/// [`FtlEntry::resolve`] of settings `S`: the complete table, defaults included.
+pub fn settings_table<S: FtlSettings>(
+    config: &ExperimentConfig,
+) -> Result<toml::Table, ConfigError> {
+    let settings = S::checked(config)?;
+    Ok(toml::Table::try_from(&settings).expect("FTL settings serialize to TOML"))
+}
+
 /// Deserializes an FTL's `[ftl]` table, naming the offending key, the value as given and
 /// what is allowed on error.
 pub fn parse_section<T>(config: &ExperimentConfig) -> Result<T, ConfigError>

@@ -11,6 +11,7 @@
 use super::core::{Core, LogKind, MergeMode};
 use super::{LogBlockFtl, Placement};
 use crate::config::{ConfigError, ExperimentConfig};
+use crate::ftl::registry;
 use crate::ftl::registry::FtlEntry;
 use crate::ftl::FtlCtx;
 use crate::settings;
@@ -39,16 +40,9 @@ impl BastConfig {
 pub const BAST_ENTRY: FtlEntry = FtlEntry {
     name: "bast",
     summary: "BAST log-buffer FTL: one log block per data block, switch or full merges (kast.txt)",
-    field_docs: |c| {
-        BastConfig::from_experiment(c)
-            .unwrap_or_default()
-            .field_docs()
-    },
-    validate: |c| BastConfig::from_experiment(c).map(|_| ()),
-    resolve: |c| {
-        let cfg = BastConfig::from_experiment(c)?;
-        Ok(toml::Table::try_from(&cfg).expect("bast settings serialize"))
-    },
+    field_docs: registry::settings_docs::<BastConfig>,
+    validate: registry::settings_valid::<BastConfig>,
+    resolve: registry::settings_table::<BastConfig>,
     build: |c| {
         let cfg = BastConfig::from_experiment(c)?;
         let mut core = Core::new(c, "bast", cfg.log_blocks)?;
@@ -107,5 +101,11 @@ impl Placement for Bast {
 
     fn settings(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+}
+
+impl registry::FtlSettings for BastConfig {
+    fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        Self::from_experiment(config)
     }
 }

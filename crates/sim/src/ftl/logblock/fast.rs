@@ -17,6 +17,7 @@
 use super::core::{Core, LogKind, MergeMode};
 use super::{LogBlockFtl, Placement};
 use crate::config::{ConfigError, ExperimentConfig};
+use crate::ftl::registry;
 use crate::ftl::registry::FtlEntry;
 use crate::ftl::FtlCtx;
 use crate::settings;
@@ -45,16 +46,9 @@ impl FastConfig {
 pub const FAST_ENTRY: FtlEntry = FtlEntry {
     name: "fast",
     summary: "FAST log-buffer FTL: fully associative random log blocks and one sequential log block (kast.txt)",
-    field_docs: |c| {
-        FastConfig::from_experiment(c)
-            .unwrap_or_default()
-            .field_docs()
-    },
-    validate: |c| FastConfig::from_experiment(c).map(|_| ()),
-    resolve: |c| {
-        let cfg = FastConfig::from_experiment(c)?;
-        Ok(toml::Table::try_from(&cfg).expect("fast settings serialize"))
-    },
+    field_docs: registry::settings_docs::<FastConfig>,
+    validate: registry::settings_valid::<FastConfig>,
+    resolve: registry::settings_table::<FastConfig>,
     build: |c| {
         let cfg = FastConfig::from_experiment(c)?;
         let mut core = Core::new(c, "fast", cfg.log_blocks)?;
@@ -141,5 +135,11 @@ impl Placement for Fast {
 
     fn settings(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+}
+
+impl registry::FtlSettings for FastConfig {
+    fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        Self::from_experiment(config)
     }
 }

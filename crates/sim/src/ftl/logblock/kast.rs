@@ -32,6 +32,7 @@
 use super::core::{Core, LogKind, MergeMode};
 use super::{LogBlockFtl, Placement};
 use crate::config::{ConfigError, ExperimentConfig};
+use crate::ftl::registry;
 use crate::ftl::registry::FtlEntry;
 use crate::ftl::FtlCtx;
 use crate::settings;
@@ -74,16 +75,9 @@ impl KastConfig {
 pub const KAST_ENTRY: FtlEntry = FtlEntry {
     name: "kast",
     summary: "KAST log-buffer FTL: at most K data blocks per log block, several sequential log blocks (kast.txt)",
-    field_docs: |c| {
-        KastConfig::from_experiment(c)
-            .unwrap_or_default()
-            .field_docs()
-    },
-    validate: |c| KastConfig::from_experiment(c).map(|_| ()),
-    resolve: |c| {
-        let cfg = KastConfig::from_experiment(c)?;
-        Ok(toml::Table::try_from(&cfg).expect("kast settings serialize"))
-    },
+    field_docs: registry::settings_docs::<KastConfig>,
+    validate: registry::settings_valid::<KastConfig>,
+    resolve: registry::settings_table::<KastConfig>,
     build: |c| {
         let cfg = KastConfig::from_experiment(c)?;
         let mut core = Core::new(c, "kast", cfg.log_blocks)?;
@@ -276,5 +270,11 @@ impl Placement for Kast {
 
     fn settings(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+}
+
+impl registry::FtlSettings for KastConfig {
+    fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        Self::from_experiment(config)
     }
 }

@@ -17,6 +17,7 @@
 use super::core::{Core, LogKind, MergeMode};
 use super::{LogBlockFtl, Placement};
 use crate::config::{ConfigError, ExperimentConfig};
+use crate::ftl::registry;
 use crate::ftl::registry::FtlEntry;
 use crate::ftl::FtlCtx;
 use crate::settings;
@@ -57,16 +58,9 @@ impl SastConfig {
 pub const SAST_ENTRY: FtlEntry = FtlEntry {
     name: "sast",
     summary: "SAST log-buffer FTL: N log blocks shared by a set of K data blocks (kast.txt)",
-    field_docs: |c| {
-        SastConfig::from_experiment(c)
-            .unwrap_or_default()
-            .field_docs()
-    },
-    validate: |c| SastConfig::from_experiment(c).map(|_| ()),
-    resolve: |c| {
-        let cfg = SastConfig::from_experiment(c)?;
-        Ok(toml::Table::try_from(&cfg).expect("sast settings serialize"))
-    },
+    field_docs: registry::settings_docs::<SastConfig>,
+    validate: registry::settings_valid::<SastConfig>,
+    resolve: registry::settings_table::<SastConfig>,
     build: |c| {
         let cfg = SastConfig::from_experiment(c)?;
         let mut core = Core::new(c, "sast", cfg.log_blocks)?;
@@ -142,5 +136,11 @@ impl Placement for Sast {
 
     fn settings(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+}
+
+impl registry::FtlSettings for SastConfig {
+    fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        Self::from_experiment(config)
     }
 }

@@ -51,6 +51,7 @@ use super::registry::FtlEntry;
 use super::{Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig, ProgramOrder};
 use crate::flash::{Cause, CmdId};
+use crate::ftl::registry;
 use crate::host::{Op, SubId, SubRequest};
 use crate::nand::{BlockId, Layout, Nand, OobEntry, Ppn, Spare};
 use crate::SimError;
@@ -60,17 +61,9 @@ pub const ENTRY: FtlEntry = FtlEntry {
     name: "nftl",
     summary: "NFTL block mapping (primary + replacement block, folds) with the lookup table and \
               page cache of nftl-lookup-pagecache.txt as options; small-block NAND",
-    field_docs: |c| {
-        NftlConfig::from_experiment(c)
-            .map(|(cfg, _)| cfg)
-            .unwrap_or_default()
-            .field_docs()
-    },
-    validate: |c| validate(c).map(|_| ()),
-    resolve: |c| {
-        let (cfg, _) = validate(c)?;
-        Ok(toml::Table::try_from(&cfg).expect("nftl settings serialize"))
-    },
+    field_docs: registry::settings_docs::<NftlConfig>,
+    validate: registry::settings_valid::<NftlConfig>,
+    resolve: registry::settings_table::<NftlConfig>,
     build: |c| Ok(Box::new(Nftl::new(c)?)),
 };
 
@@ -780,5 +773,11 @@ impl Ftl for Nftl {
             + self.written.len() * 8
             + self.free.len() * 4) as u64
             + self.cache.state_bytes()
+    }
+}
+
+impl registry::FtlSettings for NftlConfig {
+    fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        validate(config).map(|(settings, _)| settings)
     }
 }

@@ -35,6 +35,7 @@ use super::registry::FtlEntry;
 use super::{Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::flash::{Cause, CmdId, MAX_PLANES_PER_OP};
+use crate::ftl::registry;
 use crate::host::{Op, SubId, SubRequest};
 use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, Ppn, UnitAddr};
 use crate::SimError;
@@ -44,17 +45,9 @@ pub const ENTRY: FtlEntry = FtlEntry {
     name: "pagemap",
     summary: "page-mapping FTL: write buffer packing mapping units into pages, GC with watermarks \
               (greedy, cost-benefit, FIFO), TRIM, read-modify-write of partial units",
-    field_docs: |c| {
-        PagemapConfig::from_experiment(c)
-            .map(|(cfg, _)| cfg)
-            .unwrap_or_default()
-            .field_docs()
-    },
-    validate: |c| PagemapConfig::from_experiment(c).map(|_| ()),
-    resolve: |c| {
-        let (cfg, _) = PagemapConfig::from_experiment(c)?;
-        Ok(toml::Table::try_from(&cfg).expect("pagemap settings serialize"))
-    },
+    field_docs: registry::settings_docs::<PagemapConfig>,
+    validate: registry::settings_valid::<PagemapConfig>,
+    resolve: registry::settings_table::<PagemapConfig>,
     build: |c| Ok(Box::new(PageMap::new(c)?)),
 };
 
@@ -663,5 +656,11 @@ impl Ftl for PageMap {
 
     fn state_bytes(&self) -> u64 {
         self.map.state_bytes() + self.blocks.state_bytes()
+    }
+}
+
+impl registry::FtlSettings for PagemapConfig {
+    fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        Self::from_experiment(config).map(|(settings, _)| settings)
     }
 }
