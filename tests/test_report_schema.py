@@ -208,6 +208,63 @@ def merge_report() -> dict[str, Any]:
     )
 
 
+def check_against_section(report: dict[str, Any], heading: str, root: str) -> None:
+    """Every path under `root` of the report is documented in `## heading`, with its type, and
+    every documented path is in the report (the keys of a documented object are checked only when
+    the doc lists them, e.g. not those of `ftl_details.settings`)."""
+    fields = documented_fields(heading)
+    missing = [path for path in fields if lookup(report, path) is _MISSING]
+    assert not missing, f"documented under {heading!r} but not in the report: {missing}"
+    scoped = {root: lookup(report, root)}
+    opaque = [
+        p
+        for p, t in fields.items()
+        if t == "object" and not any(q.startswith(p + ".") for q in fields)
+    ]
+    undocumented = [
+        p
+        for p in key_paths(scoped)
+        if p != root and p not in fields and not any(p.startswith(o + ".") for o in opaque)
+    ]
+    assert not undocumented, f"in the report but not documented under {heading!r}: {undocumented}"
+    wrong = []
+    for path, doc_type in fields.items():
+        allowed: tuple[type, ...] = ()
+        for alternative in doc_type.split(" or "):
+            allowed += TYPES[alternative]
+        value = lookup(report, path)
+        if (isinstance(value, bool) and "boolean" not in doc_type) or not isinstance(
+            value, allowed
+        ):
+            wrong.append(f"{path}: {value!r} is not {doc_type}")
+    assert not wrong, wrong
+
+
+def test_log_block_details_match_their_documentation(merge_report: dict[str, Any]) -> None:
+    assert merge_report["ftl"] == "kast"
+    check_against_section(merge_report, "Log-block FTL fields", "ftl_details")
+
+
+def test_nftl_details_match_their_documentation() -> None:
+    report = flashlab.run(
+        "nftl-samsung",
+        ftl="nftl",
+        workload="randrw:count=2000",
+        set={
+            "geometry.blocks_per_plane": 256,
+            "ftl.lookup_table": True,
+            "ftl.page_cache_entries": 64,
+        },
+    )
+    check_against_section(report, "NFTL fields", "ftl_details")
+    ram = report["ftl_details"]["ram"]
+    parts = ("mapping_table_bytes", "lookup_table_bytes", "page_cache_bytes")
+    assert ram["total_bytes"] == sum(ram[k] for k in parts)
+    assert ram["page_cache_bytes"] == 64 * 8
+    counters = report["ftl_details"]["counters"]
+    assert counters["gc_folds"] <= counters["folds"]
+
+
 def test_merges_match_their_documentation(
     merge_report: dict[str, Any], report: dict[str, Any]
 ) -> None:

@@ -98,3 +98,29 @@ fn ram_of_the_lookup_table_matches_section_5_for_a_34_mb_flash() {
     assert_eq!(lookup_table_bytes(&s8), 26_112);
     assert_eq!(lookup_table_bytes(&s16), 17_408);
 }
+
+#[test]
+fn partial_page_writes_to_never_written_blocks_of_a_fresh_device() {
+    // Regression: the old copy of a page whose virtual block had no primary block yet was looked
+    // up at a page number computed from the "no block" marker (an overflow, found replaying
+    // tpcc on a fresh device). 512 B writes into 4 KiB pages: every write is a partial one.
+    let sets = [
+        "ftl.name=\"nftl\"",
+        "nand.program_order=\"any\"",
+        "nand.partial_programs_per_page=3",
+        "geometry.pages_per_block=64",
+        "geometry.blocks_per_plane=64",
+        "run.precondition=0",
+        "run.verify=true",
+        "workload.block_size=512",
+        "workload.align_bytes=512",
+        "workload.read_fraction=0.3",
+        "workload.count=3000",
+    ];
+    let cfg = ExperimentConfig::with_sets("default", &sets).unwrap_or_else(|e| panic!("{e}"));
+    let report = flashlab_sim::run_experiment(&cfg, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.host.all.count, 3000);
+    let counters = &report.ftl_details["counters"];
+    assert!(counters["rmw_reads"].as_u64().unwrap() > 0, "{counters}");
+    assert!(report.verified_sectors.unwrap() > 0);
+}

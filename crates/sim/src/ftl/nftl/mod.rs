@@ -296,8 +296,11 @@ impl Nftl {
             }
         }
         let p = self.primary[vb as usize];
+        if p == NIL {
+            return None;
+        }
         let ppn = self.layout.ppn(p, off);
-        (p != NIL && nand.is_programmed(ppn) && nand.oob(ppn).lpn() == Some(lpn)).then_some(ppn)
+        (nand.is_programmed(ppn) && nand.oob(ppn).lpn() == Some(lpn)).then_some(ppn)
     }
 
     /// A free block for a primary or a replacement: GC first when only the fold reserve is left.
