@@ -39,7 +39,7 @@ pub struct NftlArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct KastArgs {
-    /// Output directory (table.txt, results.csv)
+    /// Output directory (table.txt, results.csv, results.json)
     #[arg(short, long, default_value = "kast-study")]
     out: PathBuf,
     /// K values (SAST's set size N = K), comma separated
@@ -132,45 +132,30 @@ fn kast(a: &KastArgs) -> i32 {
         sets: a.sets.clone(),
         ..KastStudy::default()
     };
-    if let Err(e) = std::fs::create_dir_all(&a.out) {
-        eprintln!("error: cannot create {}: {e}", a.out.display());
-        return EXIT_IO;
-    }
-    let bar = progress_bar().filter(|_| !a.no_progress);
-    let points = study.run(&mut |done, total, what| {
-        if let Some(bar) = &bar {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-            bar.set_message(what.to_string());
-        }
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let points = match points {
+    let results = match open_results(&a.out) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let points = match with_progress(a.no_progress, |p| study.run(p)) {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
     let text = table(&points);
     print!("{text}");
-    match write_file(&a.out.join("table.txt"), text.as_bytes()) {
-        0 => write_file(&a.out.join("results.csv"), csv(&points).as_bytes()),
-        code => code,
-    }
+    let json = serde_json::json!({ "study": study, "points": points });
+    write_results(
+        &a.out,
+        results,
+        &json,
+        [("results.csv", csv(&points)), ("table.txt", text)],
+    )
 }
 
 fn nftl(a: &NftlArgs) -> i32 {
     use flashlab_sim::experiment::nftl::{run_study, NftlStudyConfig};
-    if let Err(e) = std::fs::create_dir_all(&a.out) {
-        eprintln!("error: cannot create {}: {e}", a.out.display());
-        return EXIT_IO;
-    }
-    let results = match Output::create(&a.out.join("results.json")) {
+    let results = match open_results(&a.out) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_IO;
-        }
+        Err(code) => return code,
     };
     let study = match run_study(&NftlStudyConfig {
         flash_bytes: a.flash_mib << 20,
@@ -181,20 +166,13 @@ fn nftl(a: &NftlArgs) -> i32 {
     };
     let table = study.tables();
     print!("{table}");
-    let code = write_json(
+    let json = serde_json::to_value(&study).expect("study serializes");
+    write_results(
+        &a.out,
         results,
-        &serde_json::to_value(&study).expect("study serializes"),
-    );
-    if code != 0 {
-        return code;
-    }
-    for (name, text) in [("results.csv", study.csv()), ("table.txt", table)] {
-        let code = write_file(&a.out.join(name), text.as_bytes());
-        if code != 0 {
-            return code;
-        }
-    }
-    0
+        &json,
+        [("results.csv", study.csv()), ("table.txt", table)],
+    )
 }
 
 fn mt_ftl(a: &MtFtlArgs) -> i32 {
@@ -213,20 +191,39 @@ fn mt_ftl(a: &MtFtlArgs) -> i32 {
         sets: a.sets.clone(),
         ..StudyOptions::default()
     };
-    if let Err(e) = std::fs::create_dir_all(&a.out) {
-        eprintln!("error: cannot create {}: {e}", a.out.display());
-        return EXIT_IO;
-    }
-    // The directory is checked (a file opened in it) before the study runs.
-    let results = match Output::create(&a.out.join("results.json")) {
+    let results = match open_results(&a.out) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_IO;
-        }
+        Err(code) => return code,
     };
-    let bar = progress_bar().filter(|_| !a.no_progress);
-    let study = options.run(&mut |done, total, what| {
+    let study = match with_progress(a.no_progress, |p| options.run(p)) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let table = render_table(&study);
+    print!("{table}");
+    write_outputs(&a.out, results, &study, &table)
+}
+
+/// Creates the output directory and opens its `results.json`, so that an unwritable
+/// directory is found before the study runs; the exit code on failure.
+fn open_results(dir: &Path) -> Result<Output, i32> {
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!("error: cannot create {}: {e}", dir.display());
+        return Err(EXIT_IO);
+    }
+    Output::create(&dir.join("results.json")).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_IO
+    })
+}
+
+/// Runs `study` with a progress bar on a terminal (unless `hidden`), cleared at the end.
+fn with_progress<T>(
+    hidden: bool,
+    study: impl FnOnce(&mut dyn FnMut(usize, usize, &str)) -> T,
+) -> T {
+    let bar = progress_bar().filter(|_| !hidden);
+    let result = study(&mut |done, total, what| {
         if let Some(bar) = &bar {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
@@ -236,13 +233,27 @@ fn mt_ftl(a: &MtFtlArgs) -> i32 {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let study = match study {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let table = render_table(&study);
-    print!("{table}");
-    write_outputs(&a.out, results, &study, &table)
+    result
+}
+
+/// Writes `json` to `results` and each named text file in `dir`; the first failure's exit code.
+fn write_results<const N: usize>(
+    dir: &Path,
+    results: Output,
+    json: &serde_json::Value,
+    texts: [(&str, String); N],
+) -> i32 {
+    let code = write_json(results, json);
+    if code != 0 {
+        return code;
+    }
+    for (name, text) in texts {
+        let code = write_file(&dir.join(name), text.as_bytes());
+        if code != 0 {
+            return code;
+        }
+    }
+    0
 }
 
 fn progress_bar() -> Option<ProgressBar> {
@@ -270,18 +281,13 @@ fn write_file(path: &Path, bytes: &[u8]) -> i32 {
 
 fn write_outputs(dir: &Path, results: Output, study: &Study, table: &str) -> i32 {
     let json = serde_json::to_value(study).expect("study serializes");
-    let code = write_json(results, &json);
-    if code != 0 {
-        return code;
-    }
-    for (name, text) in [
+    let texts = [
         ("results.csv", study.csv()),
         ("table.txt", table.to_string()),
-    ] {
-        let code = write_file(&dir.join(name), text.as_bytes());
-        if code != 0 {
-            return code;
-        }
+    ];
+    let code = write_results(dir, results, &json, texts);
+    if code != 0 {
+        return code;
     }
     let mode = study.options.mode.name();
     let board_titles = [

@@ -723,6 +723,49 @@ fn bench_writes_json_figures() {
 }
 
 #[test]
+fn experiment_kast_writes_the_figures_csv_and_json() {
+    let dir = scratch("kast-study");
+    let out = flashlab(&[
+        "experiment",
+        "kast",
+        "--out",
+        path_str(&dir),
+        "--ks",
+        "2,4",
+        "--workloads",
+        "web",
+        "--requests",
+        "300",
+        "--set",
+        "geometry.blocks_per_plane=128",
+        "--no-progress",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for figure in ["Fig. 6", "Fig. 7", "Fig. 8", "Fig. 9"] {
+        assert!(out.stdout.contains(figure), "{}", out.stdout);
+    }
+    let json = read_json(&dir.join("results.json"));
+    let points = json["points"].as_array().unwrap();
+    assert_eq!(points.len(), 8, "4 FTLs x 2 values of K");
+    assert_eq!(json["study"]["ks"], serde_json::json!([2, 4]));
+    assert!(points.iter().all(|p| p["workload"] == "web"));
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 9, "{csv}");
+    let table = std::fs::read_to_string(dir.join("table.txt")).unwrap();
+    assert_eq!(table, out.stdout);
+    let out = flashlab(&[
+        "experiment",
+        "kast",
+        "--workloads",
+        "nope",
+        "--out",
+        path_str(&dir),
+    ]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("nope"), "{}", out.stderr);
+}
+
+#[test]
 fn experiment_nftl_writes_the_papers_tables_csv_and_json() {
     let dir = scratch("nftl-study");
     let out = flashlab(&[

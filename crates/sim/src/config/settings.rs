@@ -27,6 +27,8 @@ pub struct FieldDoc {
 /// A settings section that documents its fields (implemented by [`settings!`]).
 pub trait Documented {
     fn documented_fields(&self) -> Vec<FieldDoc>;
+    /// Checks every field that declares a range.
+    fn check_ranges(&self) -> Result<(), ConfigError>;
 }
 
 /// Deserializes `table` into `T`, with errors in the user's terms: a whole number written as
@@ -295,6 +297,9 @@ macro_rules! settings {
         impl $crate::config::settings::Documented for $name {
             fn documented_fields(&self) -> Vec<$crate::config::FieldDoc> {
                 self.field_docs()
+            }
+            fn check_ranges(&self) -> Result<(), $crate::config::ConfigError> {
+                $name::check_ranges(self)
             }
         }
 

@@ -94,6 +94,23 @@ pub trait FtlSettings: Documented + Default + serde::Serialize + Sized {
     fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError>;
 }
 
+/// The registry entry of an FTL whose `[ftl]` settings are `S`: their docs, checks and
+/// resolved table come from [`FtlSettings`].
+pub const fn settings_entry<S: FtlSettings>(
+    name: &'static str,
+    summary: &'static str,
+    build: fn(&ExperimentConfig) -> Result<Box<dyn Ftl>, ConfigError>,
+) -> FtlEntry {
+    FtlEntry {
+        name,
+        summary,
+        field_docs: settings_docs::<S>,
+        validate: settings_valid::<S>,
+        resolve: settings_table::<S>,
+        build,
+    }
+}
+
 /// [`FtlEntry::field_docs`] of settings `S`: the configuration's values, else the defaults.
 pub fn settings_docs<S: FtlSettings>(config: &ExperimentConfig) -> Vec<FieldDoc> {
     S::checked(config).unwrap_or_default().documented_fields()

@@ -9,7 +9,7 @@
 //! papers say "one of the log blocks"); ties go to the lowest slot.
 
 use super::core::{Core, LogKind, MergeMode};
-use super::{LogBlockFtl, Placement};
+use super::{LogBlockSettings, Placement};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::ftl::registry;
 use crate::ftl::registry::FtlEntry;
@@ -27,41 +27,29 @@ settings! {
     }
 }
 
-impl BastConfig {
-    pub fn from_experiment(config: &ExperimentConfig) -> Result<Self, ConfigError> {
-        let cfg: BastConfig = crate::ftl::registry::parse_section(config)?;
-        cfg.check_ranges()?;
-        super::core::logical_blocks(config, cfg.log_blocks)?;
-        Ok(cfg)
+/// Registry entry of BAST.
+pub const BAST_ENTRY: FtlEntry = super::entry::<BastConfig>(
+    "BAST log-buffer FTL: one log block per data block, switch or full merges (kast.txt)",
+);
+
+impl LogBlockSettings for BastConfig {
+    type Policy = Bast;
+    const NAME: &'static str = "bast";
+    fn log_blocks(&self) -> u32 {
+        self.log_blocks
+    }
+    fn max_associativity(&self, _pages_per_block: u32) -> u32 {
+        1
+    }
+    fn into_policy(self) -> Bast {
+        Bast
     }
 }
-
-/// Registry entry of BAST.
-pub const BAST_ENTRY: FtlEntry = FtlEntry {
-    name: "bast",
-    summary: "BAST log-buffer FTL: one log block per data block, switch or full merges (kast.txt)",
-    field_docs: registry::settings_docs::<BastConfig>,
-    validate: registry::settings_valid::<BastConfig>,
-    resolve: registry::settings_table::<BastConfig>,
-    build: |c| {
-        let cfg = BastConfig::from_experiment(c)?;
-        let mut core = Core::new(c, "bast", cfg.log_blocks)?;
-        core.max_merge_associativity = Some(1);
-        core.predicted_worst_ns = Some(core.worst_merge_ns(&c.timing, 1));
-        Ok(Box::new(LogBlockFtl::new(core, Bast { cfg })))
-    },
-};
 
 /// BAST's placement.
-pub struct Bast {
-    cfg: BastConfig,
-}
+pub struct Bast;
 
 impl Placement for Bast {
-    fn name(&self) -> &'static str {
-        "bast"
-    }
-
     fn place(
         &mut self,
         core: &mut Core,
@@ -98,14 +86,10 @@ impl Placement for Bast {
         }
         Ok(())
     }
-
-    fn settings(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
 }
 
 impl registry::FtlSettings for BastConfig {
     fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
-        Self::from_experiment(config)
+        super::checked(config)
     }
 }

@@ -15,7 +15,7 @@
 //! blocks).
 
 use super::core::{Core, LogKind, MergeMode};
-use super::{LogBlockFtl, Placement};
+use super::{LogBlockSettings, Placement};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::ftl::registry;
 use crate::ftl::registry::FtlEntry;
@@ -33,36 +33,25 @@ settings! {
     }
 }
 
-impl FastConfig {
-    pub fn from_experiment(config: &ExperimentConfig) -> Result<Self, ConfigError> {
-        let cfg: FastConfig = crate::ftl::registry::parse_section(config)?;
-        cfg.check_ranges()?;
-        super::core::logical_blocks(config, cfg.log_blocks)?;
-        Ok(cfg)
+/// Registry entry of FAST.
+pub const FAST_ENTRY: FtlEntry = super::entry::<FastConfig>("FAST log-buffer FTL: fully associative random log blocks and one sequential log block (kast.txt)");
+
+impl LogBlockSettings for FastConfig {
+    type Policy = Fast;
+    const NAME: &'static str = "fast";
+    fn log_blocks(&self) -> u32 {
+        self.log_blocks
+    }
+    fn max_associativity(&self, pages_per_block: u32) -> u32 {
+        pages_per_block
+    }
+    fn into_policy(self) -> Fast {
+        Fast
     }
 }
 
-/// Registry entry of FAST.
-pub const FAST_ENTRY: FtlEntry = FtlEntry {
-    name: "fast",
-    summary: "FAST log-buffer FTL: fully associative random log blocks and one sequential log block (kast.txt)",
-    field_docs: registry::settings_docs::<FastConfig>,
-    validate: registry::settings_valid::<FastConfig>,
-    resolve: registry::settings_table::<FastConfig>,
-    build: |c| {
-        let cfg = FastConfig::from_experiment(c)?;
-        let mut core = Core::new(c, "fast", cfg.log_blocks)?;
-        // k(L) is at most the pages of a block (kast.txt section II).
-        core.max_merge_associativity = Some(core.n);
-        core.predicted_worst_ns = Some(core.worst_merge_ns(&c.timing, core.n));
-        Ok(Box::new(LogBlockFtl::new(core, Fast { cfg })))
-    },
-};
-
 /// FAST's placement.
-pub struct Fast {
-    cfg: FastConfig,
-}
+pub struct Fast;
 
 impl Fast {
     fn slb(core: &Core) -> Option<usize> {
@@ -95,10 +84,6 @@ impl Fast {
 }
 
 impl Placement for Fast {
-    fn name(&self) -> &'static str {
-        "fast"
-    }
-
     fn place(
         &mut self,
         core: &mut Core,
@@ -132,14 +117,10 @@ impl Placement for Fast {
         }
         Ok(())
     }
-
-    fn settings(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
 }
 
 impl registry::FtlSettings for FastConfig {
     fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
-        Self::from_experiment(config)
+        super::checked(config)
     }
 }

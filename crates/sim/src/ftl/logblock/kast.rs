@@ -30,7 +30,7 @@
 //! checks k(L) <= K and fails the run otherwise (`max_merge_associativity`).
 
 use super::core::{Core, LogKind, MergeMode};
-use super::{LogBlockFtl, Placement};
+use super::{LogBlockSettings, Placement};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::ftl::registry;
 use crate::ftl::registry::FtlEntry;
@@ -54,39 +54,32 @@ settings! {
     }
 }
 
-impl KastConfig {
-    pub fn from_experiment(config: &ExperimentConfig) -> Result<Self, ConfigError> {
-        let cfg: KastConfig = crate::ftl::registry::parse_section(config)?;
-        cfg.check_ranges()?;
-        if cfg.max_sequential_log_blocks > cfg.log_blocks {
-            return Err(ConfigError::invalid(
-                "ftl.max_sequential_log_blocks",
-                cfg.max_sequential_log_blocks,
-                "cannot exceed ftl.log_blocks",
-                format!("0 ..= {}", cfg.log_blocks),
-            ));
-        }
-        super::core::logical_blocks(config, cfg.log_blocks)?;
-        Ok(cfg)
+/// Registry entry of KAST.
+pub const KAST_ENTRY: FtlEntry = super::entry::<KastConfig>("KAST log-buffer FTL: at most K data blocks per log block, several sequential log blocks (kast.txt)");
+
+impl LogBlockSettings for KastConfig {
+    type Policy = Kast;
+    const NAME: &'static str = "kast";
+    fn log_blocks(&self) -> u32 {
+        self.log_blocks
+    }
+    fn check_together(&self) -> Result<(), ConfigError> {
+        let why = "cannot exceed ftl.log_blocks";
+        super::within_log_blocks(
+            "ftl.max_sequential_log_blocks",
+            self.max_sequential_log_blocks,
+            0,
+            self.log_blocks,
+            why,
+        )
+    }
+    fn max_associativity(&self, _pages_per_block: u32) -> u32 {
+        self.max_associativity
+    }
+    fn into_policy(self) -> Kast {
+        Kast { cfg: self }
     }
 }
-
-/// Registry entry of KAST.
-pub const KAST_ENTRY: FtlEntry = FtlEntry {
-    name: "kast",
-    summary: "KAST log-buffer FTL: at most K data blocks per log block, several sequential log blocks (kast.txt)",
-    field_docs: registry::settings_docs::<KastConfig>,
-    validate: registry::settings_valid::<KastConfig>,
-    resolve: registry::settings_table::<KastConfig>,
-    build: |c| {
-        let cfg = KastConfig::from_experiment(c)?;
-        let mut core = Core::new(c, "kast", cfg.log_blocks)?;
-        let k = cfg.max_associativity.min(core.n);
-        core.max_merge_associativity = Some(k);
-        core.predicted_worst_ns = Some(core.worst_merge_ns(&c.timing, k));
-        Ok(Box::new(LogBlockFtl::new(core, Kast { cfg })))
-    },
-};
 
 /// KAST's placement.
 pub struct Kast {
@@ -194,10 +187,6 @@ impl Kast {
 }
 
 impl Placement for Kast {
-    fn name(&self) -> &'static str {
-        "kast"
-    }
-
     fn place(
         &mut self,
         core: &mut Core,
@@ -267,14 +256,10 @@ impl Placement for Kast {
         }
         Ok(())
     }
-
-    fn settings(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
 }
 
 impl registry::FtlSettings for KastConfig {
     fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
-        Self::from_experiment(config)
+        super::checked(config)
     }
 }

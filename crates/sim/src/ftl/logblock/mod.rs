@@ -34,7 +34,10 @@ pub use sast::{SastConfig, SAST_ENTRY};
 
 use self::core::Core;
 use super::merge::MergeProfile;
+use super::registry::{self, FtlEntry, FtlSettings};
 use super::{Ftl, FtlCtx};
+use crate::config::settings::Documented;
+use crate::config::{ConfigError, ExperimentConfig};
 use crate::host::{Op, SubRequest};
 use crate::nand::Nand;
 use crate::SimError;
@@ -49,10 +52,80 @@ pub fn estimate_state_bytes(config: &crate::config::ExperimentConfig) -> u64 {
     g.total_pages() * 4 + g.total_blocks() * 8
 }
 
+/// What each log-block FTL's settings give the shared machinery: its name, the log blocks,
+/// the checks between its fields, the largest associativity a merge may reach, its placement.
+pub trait LogBlockSettings:
+    FtlSettings + Documented + serde::de::DeserializeOwned + 'static
+{
+    /// The placement policy these settings drive.
+    type Policy: Placement + 'static;
+    /// Registry name.
+    const NAME: &'static str;
+    /// Log blocks (`ftl.log_blocks`).
+    fn log_blocks(&self) -> u32;
+    /// Checks between fields, after each field's range.
+    fn check_together(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    /// Largest associativity of a merged log block, on blocks of `pages_per_block` pages.
+    fn max_associativity(&self, pages_per_block: u32) -> u32;
+    /// The placement policy, owning the settings.
+    fn into_policy(self) -> Self::Policy;
+}
+
+/// [`FtlSettings::checked`] of a log-block FTL: parsed, each field and the fields together
+/// checked, and the log blocks leave a logical space on the device.
+pub fn checked<S: LogBlockSettings>(config: &ExperimentConfig) -> Result<S, ConfigError> {
+    let cfg: S = registry::parse_section(config)?;
+    cfg.check_ranges()?;
+    cfg.check_together()?;
+    core::logical_blocks(config, cfg.log_blocks())?;
+    Ok(cfg)
+}
+
+/// Error unless `field`'s `value` (at least `least`) is at most `log_blocks`: `what` says why.
+fn within_log_blocks(
+    field: &str,
+    value: u32,
+    least: u32,
+    log_blocks: u32,
+    what: &str,
+) -> Result<(), ConfigError> {
+    if value <= log_blocks {
+        return Ok(());
+    }
+    Err(ConfigError::invalid(
+        field,
+        value,
+        what,
+        format!("{least} ..= {log_blocks}"),
+    ))
+}
+
+/// Builds a log-block FTL: the shared core, the bound on merge associativity (at most a
+/// block's pages) with its predicted worst merge, and the placement.
+fn build<S: LogBlockSettings>(config: &ExperimentConfig) -> Result<Box<dyn Ftl>, ConfigError> {
+    let cfg = S::checked(config)?;
+    let settings = serde_json::to_value(&cfg).unwrap_or_default();
+    let mut core = Core::new(config, S::NAME, cfg.log_blocks())?;
+    let k = cfg.max_associativity(core.n).min(core.n);
+    core.max_merge_associativity = Some(k);
+    core.predicted_worst_ns = Some(core.worst_merge_ns(&config.timing, k));
+    Ok(Box::new(LogBlockFtl {
+        core,
+        policy: cfg.into_policy(),
+        name: S::NAME,
+        settings,
+    }))
+}
+
+/// The registry entry of the log-block FTL with settings `S`.
+pub const fn entry<S: LogBlockSettings>(summary: &'static str) -> FtlEntry {
+    registry::settings_entry::<S>(S::NAME, summary, build::<S>)
+}
+
 /// Where a log-block FTL puts a page, and which log block it reclaims to make room.
 pub trait Placement {
-    /// Registry name.
-    fn name(&self) -> &'static str;
     /// Returns the log slot that takes a host write of `lpn` (with a free page), merging or
     /// converting log blocks first as the FTL's rules say.
     fn place(&mut self, core: &mut Core, ctx: &mut FtlCtx<'_>, lpn: u32)
@@ -61,21 +134,18 @@ pub trait Placement {
     fn check(&self, _core: &Core) -> Result<(), String> {
         Ok(())
     }
-    /// FTL settings for the report.
-    fn settings(&self) -> serde_json::Value;
 }
 
 /// A log-block FTL: the shared core driven by one placement policy.
 pub struct LogBlockFtl<P: Placement> {
     core: Core,
     policy: P,
+    name: &'static str,
+    /// The resolved settings, for the report.
+    settings: serde_json::Value,
 }
 
 impl<P: Placement> LogBlockFtl<P> {
-    pub fn new(core: Core, policy: P) -> Self {
-        LogBlockFtl { core, policy }
-    }
-
     /// Pieces of a sub-request, one per page: (page, first sector, sector range in the page).
     fn pieces(&self, sub: &SubRequest) -> impl Iterator<Item = (u32, u64, std::ops::Range<usize>)> {
         let spp = self.core.sectors_per_page;
@@ -102,7 +172,7 @@ impl<P: Placement> LogBlockFtl<P> {
 
 impl<P: Placement> Ftl for LogBlockFtl<P> {
     fn name(&self) -> &'static str {
-        self.policy.name()
+        self.name
     }
     fn logical_bytes(&self) -> u64 {
         u64::from(self.core.logical_blocks)
@@ -164,7 +234,7 @@ impl<P: Placement> Ftl for LogBlockFtl<P> {
 
     fn report(&self) -> serde_json::Value {
         serde_json::json!({
-            "settings": self.policy.settings(),
+            "settings": self.settings,
             "logical_blocks": self.core.logical_blocks,
             "log_blocks": self.core.logs.len(),
             "pages_per_block": self.core.n,
@@ -176,5 +246,66 @@ impl<P: Placement> Ftl for LogBlockFtl<P> {
 
     fn state_bytes(&self) -> u64 {
         self.core.map.len() as u64 * 4 + self.core.role.len() as u64 * 8 + self.core.ram_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::ExperimentConfig;
+
+    /// The error of building `sets` on kast-slc, as the user sees it.
+    fn error(sets: &[&str]) -> String {
+        let cfg = ExperimentConfig::with_sets("kast-slc", sets);
+        let cfg = match cfg {
+            Ok(cfg) => cfg,
+            Err(e) => return e.to_string(),
+        };
+        match crate::ftl::registry::build(&cfg) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn bad_settings_name_the_field_and_the_range() {
+        for (sets, field, range) in [
+            (
+                &["ftl.name=\"bast\"", "ftl.log_blocks=0"][..],
+                "ftl.log_blocks",
+                "1 ..= 65536",
+            ),
+            (
+                &["ftl.name=\"fast\"", "ftl.log_blocks=1"],
+                "ftl.log_blocks",
+                "2 ..= 65536",
+            ),
+            (
+                &[
+                    "ftl.name=\"sast\"",
+                    "ftl.log_blocks=8",
+                    "ftl.set_log_blocks=9",
+                ],
+                "ftl.set_log_blocks",
+                "1 ..= 8",
+            ),
+            (
+                &[
+                    "ftl.name=\"kast\"",
+                    "ftl.log_blocks=8",
+                    "ftl.max_sequential_log_blocks=9",
+                ],
+                "ftl.max_sequential_log_blocks",
+                "0 ..= 8",
+            ),
+            (
+                &["ftl.name=\"kast\"", "ftl.log_blocks=60000"],
+                "ftl.log_blocks",
+                "",
+            ),
+        ] {
+            let message = error(sets);
+            assert!(message.contains(field), "{sets:?}: {message}");
+            assert!(message.contains(range), "{sets:?}: {message}");
+        }
     }
 }

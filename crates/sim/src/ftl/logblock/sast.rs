@@ -15,7 +15,7 @@
 //! Defaults: N = K = 16 (kast.txt's experiments set N = K; Fig. 8 uses K = 16).
 
 use super::core::{Core, LogKind, MergeMode};
-use super::{LogBlockFtl, Placement};
+use super::{LogBlockSettings, Placement};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::ftl::registry;
 use crate::ftl::registry::FtlEntry;
@@ -37,39 +37,34 @@ settings! {
     }
 }
 
-impl SastConfig {
-    pub fn from_experiment(config: &ExperimentConfig) -> Result<Self, ConfigError> {
-        let cfg: SastConfig = crate::ftl::registry::parse_section(config)?;
-        cfg.check_ranges()?;
-        if cfg.set_log_blocks > cfg.log_blocks {
-            return Err(ConfigError::invalid(
-                "ftl.set_log_blocks",
-                cfg.set_log_blocks,
-                "a set cannot hold more log blocks than ftl.log_blocks",
-                format!("1 ..= {}", cfg.log_blocks),
-            ));
-        }
-        super::core::logical_blocks(config, cfg.log_blocks)?;
-        Ok(cfg)
+/// Registry entry of SAST.
+pub const SAST_ENTRY: FtlEntry = super::entry::<SastConfig>(
+    "SAST log-buffer FTL: N log blocks shared by a set of K data blocks (kast.txt)",
+);
+
+impl LogBlockSettings for SastConfig {
+    type Policy = Sast;
+    const NAME: &'static str = "sast";
+    fn log_blocks(&self) -> u32 {
+        self.log_blocks
+    }
+    fn check_together(&self) -> Result<(), ConfigError> {
+        let why = "a set cannot hold more log blocks than ftl.log_blocks";
+        super::within_log_blocks(
+            "ftl.set_log_blocks",
+            self.set_log_blocks,
+            1,
+            self.log_blocks,
+            why,
+        )
+    }
+    fn max_associativity(&self, _pages_per_block: u32) -> u32 {
+        self.set_data_blocks
+    }
+    fn into_policy(self) -> Sast {
+        Sast { cfg: self }
     }
 }
-
-/// Registry entry of SAST.
-pub const SAST_ENTRY: FtlEntry = FtlEntry {
-    name: "sast",
-    summary: "SAST log-buffer FTL: N log blocks shared by a set of K data blocks (kast.txt)",
-    field_docs: registry::settings_docs::<SastConfig>,
-    validate: registry::settings_valid::<SastConfig>,
-    resolve: registry::settings_table::<SastConfig>,
-    build: |c| {
-        let cfg = SastConfig::from_experiment(c)?;
-        let mut core = Core::new(c, "sast", cfg.log_blocks)?;
-        let k = cfg.set_data_blocks.min(core.n);
-        core.max_merge_associativity = Some(k);
-        core.predicted_worst_ns = Some(core.worst_merge_ns(&c.timing, k));
-        Ok(Box::new(LogBlockFtl::new(core, Sast { cfg })))
-    },
-};
 
 /// SAST's placement.
 pub struct Sast {
@@ -77,10 +72,6 @@ pub struct Sast {
 }
 
 impl Placement for Sast {
-    fn name(&self) -> &'static str {
-        "sast"
-    }
-
     fn place(
         &mut self,
         core: &mut Core,
@@ -133,14 +124,10 @@ impl Placement for Sast {
         }
         Ok(())
     }
-
-    fn settings(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
 }
 
 impl registry::FtlSettings for SastConfig {
     fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
-        Self::from_experiment(config)
+        super::checked(config)
     }
 }

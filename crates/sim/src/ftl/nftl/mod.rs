@@ -57,15 +57,12 @@ use crate::nand::{BlockId, Layout, Nand, OobEntry, Ppn, Spare};
 use crate::SimError;
 
 /// Registry entry of NFTL.
-pub const ENTRY: FtlEntry = FtlEntry {
-    name: "nftl",
-    summary: "NFTL block mapping (primary + replacement block, folds) with the lookup table and \
+pub const ENTRY: FtlEntry = registry::settings_entry::<NftlConfig>(
+    "nftl",
+    "NFTL block mapping (primary + replacement block, folds) with the lookup table and \
               page cache of nftl-lookup-pagecache.txt as options; small-block NAND",
-    field_docs: registry::settings_docs::<NftlConfig>,
-    validate: registry::settings_valid::<NftlConfig>,
-    resolve: registry::settings_table::<NftlConfig>,
-    build: |c| Ok(Box::new(Nftl::new(c)?)),
-};
+    |c| Ok(Box::new(Nftl::new(c)?)),
+);
 
 fn validate(c: &ExperimentConfig) -> Result<(NftlConfig, Sizing), ConfigError> {
     if c.nand.program_order != ProgramOrder::Any {

@@ -41,15 +41,12 @@ use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, Ppn, UnitAddr};
 use crate::SimError;
 
 /// Registry entry of the page-mapping FTL.
-pub const ENTRY: FtlEntry = FtlEntry {
-    name: "pagemap",
-    summary: "page-mapping FTL: write buffer packing mapping units into pages, GC with watermarks \
+pub const ENTRY: FtlEntry = registry::settings_entry::<PagemapConfig>(
+    "pagemap",
+    "page-mapping FTL: write buffer packing mapping units into pages, GC with watermarks \
               (greedy, cost-benefit, FIFO), TRIM, read-modify-write of partial units",
-    field_docs: registry::settings_docs::<PagemapConfig>,
-    validate: registry::settings_valid::<PagemapConfig>,
-    resolve: registry::settings_table::<PagemapConfig>,
-    build: |c| Ok(Box::new(PageMap::new(c)?)),
-};
+    |c| Ok(Box::new(PageMap::new(c)?)),
+);
 
 const TAG_SHIFT: u32 = 56;
 const TAG_PROGRAM: u64 = 1;
