@@ -47,7 +47,7 @@ settings! {
         log_blocks: u32 = 32, unit "blocks", range 1 ..= 65_536;
         /// K: the most data blocks one log block may hold pages of (bounds the worst merge).
         max_associativity: u32 = 16, unit "blocks", range 1 ..= 65_536;
-        /// Most sequential log blocks at once.
+        /// Most sequential log blocks at once (at or above `ftl.log_blocks`: any log block may be one).
         max_sequential_log_blocks: u32 = 4, unit "blocks", range 0 ..= 65_536;
         /// A sequential log block is padded up to a write at most this many pages past its next page.
         sequential_gap_pages: u32 = 4, unit "pages", range 0 ..= 65_536;
@@ -62,16 +62,6 @@ impl LogBlockSettings for KastConfig {
     const NAME: &'static str = "kast";
     fn log_blocks(&self) -> u32 {
         self.log_blocks
-    }
-    fn check_together(&self) -> Result<(), ConfigError> {
-        let why = "cannot exceed ftl.log_blocks";
-        super::within_log_blocks(
-            "ftl.max_sequential_log_blocks",
-            self.max_sequential_log_blocks,
-            0,
-            self.log_blocks,
-            why,
-        )
     }
     fn max_associativity(&self, _pages_per_block: u32) -> u32 {
         self.max_associativity

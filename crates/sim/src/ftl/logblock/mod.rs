@@ -53,7 +53,7 @@ pub fn estimate_state_bytes(config: &crate::config::ExperimentConfig) -> u64 {
 }
 
 /// What each log-block FTL's settings give the shared machinery: its name, the log blocks,
-/// the checks between its fields, the largest associativity a merge may reach, its placement.
+/// the largest associativity a merge may reach, its placement.
 pub trait LogBlockSettings:
     FtlSettings + Documented + serde::de::DeserializeOwned + 'static
 {
@@ -63,43 +63,18 @@ pub trait LogBlockSettings:
     const NAME: &'static str;
     /// Log blocks (`ftl.log_blocks`).
     fn log_blocks(&self) -> u32;
-    /// Checks between fields, after each field's range.
-    fn check_together(&self) -> Result<(), ConfigError> {
-        Ok(())
-    }
     /// Largest associativity of a merged log block, on blocks of `pages_per_block` pages.
     fn max_associativity(&self, pages_per_block: u32) -> u32;
     /// The placement policy, owning the settings.
     fn into_policy(self) -> Self::Policy;
 }
 
-/// [`FtlSettings::checked`] of a log-block FTL: parsed, each field and the fields together
-/// checked, and the log blocks leave a logical space on the device.
+/// [`FtlSettings::checked`] of a log-block FTL: parsed, each field's range checked, and the log blocks leave a logical space on the device.
 pub fn checked<S: LogBlockSettings>(config: &ExperimentConfig) -> Result<S, ConfigError> {
     let cfg: S = registry::parse_section(config)?;
     cfg.check_ranges()?;
-    cfg.check_together()?;
     core::logical_blocks(config, cfg.log_blocks())?;
     Ok(cfg)
-}
-
-/// Error unless `field`'s `value` (at least `least`) is at most `log_blocks`: `what` says why.
-fn within_log_blocks(
-    field: &str,
-    value: u32,
-    least: u32,
-    log_blocks: u32,
-    what: &str,
-) -> Result<(), ConfigError> {
-    if value <= log_blocks {
-        return Ok(());
-    }
-    Err(ConfigError::invalid(
-        field,
-        value,
-        what,
-        format!("{least} ..= {log_blocks}"),
-    ))
 }
 
 /// Builds a log-block FTL: the shared core, the bound on merge associativity (at most a
@@ -267,6 +242,15 @@ mod tests {
     }
 
     #[test]
+    fn limits_above_the_log_blocks_mean_no_limit() {
+        // The defaults (16 log blocks a set, 4 sequential log blocks) with fewer log blocks.
+        for ftl in ["sast", "kast"] {
+            let name = format!("ftl.name={ftl:?}");
+            assert_eq!(error(&[name.as_str(), "ftl.log_blocks=3"]), "", "{ftl}");
+        }
+    }
+
+    #[test]
     fn bad_settings_name_the_field_and_the_range() {
         for (sets, field, range) in [
             (
@@ -278,24 +262,6 @@ mod tests {
                 &["ftl.name=\"fast\"", "ftl.log_blocks=1"],
                 "ftl.log_blocks",
                 "2 ..= 65536",
-            ),
-            (
-                &[
-                    "ftl.name=\"sast\"",
-                    "ftl.log_blocks=8",
-                    "ftl.set_log_blocks=9",
-                ],
-                "ftl.set_log_blocks",
-                "1 ..= 8",
-            ),
-            (
-                &[
-                    "ftl.name=\"kast\"",
-                    "ftl.log_blocks=8",
-                    "ftl.max_sequential_log_blocks=9",
-                ],
-                "ftl.max_sequential_log_blocks",
-                "0 ..= 8",
             ),
             (
                 &["ftl.name=\"kast\"", "ftl.log_blocks=60000"],

@@ -32,7 +32,7 @@ settings! {
         log_blocks: u32 = 32, unit "blocks", range 1 ..= 65_536;
         /// Data blocks per set (K): the largest associativity of a log block.
         set_data_blocks: u32 = 16, unit "blocks", range 1 ..= 65_536;
-        /// Log blocks a set may hold at once (N).
+        /// Log blocks a set may hold at once (N; at or above `ftl.log_blocks`: all of them).
         set_log_blocks: u32 = 16, unit "blocks", range 1 ..= 65_536;
     }
 }
@@ -47,16 +47,6 @@ impl LogBlockSettings for SastConfig {
     const NAME: &'static str = "sast";
     fn log_blocks(&self) -> u32 {
         self.log_blocks
-    }
-    fn check_together(&self) -> Result<(), ConfigError> {
-        let why = "a set cannot hold more log blocks than ftl.log_blocks";
-        super::within_log_blocks(
-            "ftl.set_log_blocks",
-            self.set_log_blocks,
-            1,
-            self.log_blocks,
-            why,
-        )
     }
     fn max_associativity(&self, _pages_per_block: u32) -> u32 {
         self.set_data_blocks
