@@ -676,6 +676,50 @@ fn every_preset_resolves() {
     );
 }
 
+/// Every FTL runs on every preset with no other option than a short fresh workload, or is
+/// refused with the reason (NFTL needs small-block NAND that programs pages in any order).
+#[test]
+fn every_ftl_runs_on_every_preset_that_fits_it() {
+    let listed = flashlab(&["ftls"]);
+    listed.assert_success();
+    // Every FTL the registry lists: a name at the start of a line.
+    let ftls: Vec<&str> = listed
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(ftls.len() >= 8 && ftls.contains(&"kast"), "{ftls:?}");
+    let mut failures = Vec::new();
+    for ftl in ftls {
+        for p in PRESETS {
+            let r = flashlab(&[
+                "run",
+                "--device",
+                p,
+                "--ftl",
+                ftl,
+                "--precondition",
+                "0",
+                "--workload",
+                "randrw:count=100",
+                "--no-progress",
+            ]);
+            let small_block = p.starts_with("nftl-");
+            let fits = ftl != "nftl" || small_block;
+            let ok = if fits {
+                r.code == Some(0) && r.stdout.contains(ftl)
+            } else {
+                r.code == Some(2) && r.stderr.contains("nand.program_order")
+            };
+            if !ok {
+                failures.push(format!("{ftl} on {p}: {}", r.context()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn ftls_lists_pagemap_and_its_settings() {
     let r = flashlab(&["ftls"]);
