@@ -167,6 +167,15 @@ fn kinds_round_trip_and_errors_name_the_field_and_range() {
         e.contains("workload.range_fraction") && e.contains("too small"),
         "{e}"
     );
+    for spec in ["web:count=10", "fsbench:count=10"] {
+        let w = parse_spec(spec).unwrap();
+        let Err(e) = SyntheticSource::new(&w, 128 << 30, 1) else {
+            panic!("{spec}: a 128 GiB FAT volume accepted")
+        };
+        let e = e.to_string();
+        let named = e.contains("workload.range_fraction") && e.contains("64 GiB");
+        assert!(named && e.contains("0.5"), "{spec}: {e}");
+    }
 }
 
 /// Both kinds run on a block-mapped FTL with no other option than the workload.

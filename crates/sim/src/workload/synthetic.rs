@@ -77,6 +77,23 @@ impl Model {
                 "a larger range_fraction or device",
             )
         };
+        let fat_model = matches!(w.pattern, Pattern::Web | Pattern::Fsbench);
+        if fat_model && space > FAT_MODEL_MAX_BYTES {
+            // The FAT volume keeps a flag per 4 KiB cluster and fsbench's stream is made
+            // whole: bound the memory they take.
+            return Err(ConfigError::invalid(
+                "workload.range_fraction",
+                w.range_fraction,
+                format!(
+                    "the {} workload's FAT volume would be {space} bytes, above {FAT_MODEL_MAX_BYTES} bytes (64 GiB)",
+                    w.pattern.name()
+                ),
+                format!(
+                    "a range_fraction addressing at most 64 GiB (here at most {:.6})",
+                    w.range_fraction * FAT_MODEL_MAX_BYTES as f64 / space as f64
+                ),
+            ));
+        }
         Ok(Some(match w.pattern {
             Pattern::Desktop => {
                 let footprint = (space as f64 * WORKLOAD_FOOTPRINT_FRACTION) as u64;
@@ -114,6 +131,8 @@ impl Model {
     }
 }
 
+/// Largest FAT volume of the web and fsbench models.
+const FAT_MODEL_MAX_BYTES: u64 = 64 << 30;
 /// Smallest volume the fsbench stream is generated on.
 const FSBENCH_MIN_BYTES: u64 = 4 << 20;
 
