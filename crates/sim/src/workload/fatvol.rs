@@ -3,7 +3,8 @@
 //! driver sends when files are created, written, rewritten and deleted.
 //!
 //! Layout, in 512-byte sectors: the FAT (4 bytes per 4 KiB cluster) from sector 0, then a
-//! directory region of [`DIR_SECTORS`], then the data area. Clusters are allocated next-fit
+//! directory region of [`DIR_SECTORS`], then the data area. One FAT: a real FAT32 volume keeps
+//! a mirror copy by default, whose writes (each FAT sector written twice) are left out. Clusters are allocated next-fit
 //! (a cursor that moves on and wraps, as FAT drivers do), so new files are laid out one after
 //! the other in the free space wherever the cursor is. A file change writes its data (in
 //! requests of at most `write_chunk_sectors`), then the FAT sectors of its cluster chain and

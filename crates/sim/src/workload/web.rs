@@ -5,8 +5,8 @@
 //!
 //! - **The volume** is a FAT32 volume over the addressed range. Before the stream starts,
 //!   other files (the system, programs, documents) hold `used_fraction` of its data area, in
-//!   files of 4 KiB-4 MiB (log-uniform) with free gaps between them of the same mean size; the
-//!   stream never writes them. Cache files are allocated next-fit in the gaps, so one cache
+//!   files of 4 KiB-4 MiB (log-uniform) with free gaps between them (a gap's mean is its file's
+//!   size times (1 - used) / used: equal at the default 0.5); the stream never writes them. Cache files are allocated next-fit in the gaps, so one cache
 //!   file is one or a few contiguous runs, and consecutive files sit next to each other.
 //! - **Page views**: each fetches 5-40 objects (pages of the time held 40-50 objects, many of
 //!   them already in the memory cache). An object is in the disk cache with probability
