@@ -45,7 +45,7 @@ pub struct KastArgs {
     /// K values (SAST's set size N = K), comma separated
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32")]
     ks: Vec<u32>,
-    /// Trace stand-ins, comma separated: web, pc
+    /// Trace stand-ins, comma separated: web (browser cache), pc (desktop), hotcold (random pages)
     #[arg(long, value_delimiter = ',', default_value = "web,pc")]
     workloads: Vec<String>,
     /// Requests measured per run (20000, 2e4, 20k)

@@ -179,3 +179,56 @@ fn merge_blocking_time_stays_within_the_predicted_worst_case() {
         }
     }
 }
+
+/// kast.txt section II on `kast-mlc` (128 pages a block, 50 / 650 us, 2 ms erase): a FAST
+/// random log block holding one page of each of N = 128 full data blocks is merged at the
+/// cost N·k·C_copy + (k+1)·C_erase with k = N, exactly (C_copy = page read + page program +
+/// two 4 KiB bus transfers), which is the report's predicted worst FAST merge.
+#[test]
+fn fast_merge_of_a_log_block_with_k_equal_n_costs_what_section_ii_says() {
+    const N: u64 = 128;
+    let mut cfg = ExperimentConfig::with_sets(
+        "kast-mlc",
+        &[
+            "geometry.blocks_per_plane=300",
+            "run.precondition=0.0",
+            "ftl.name=\"fast\"",
+            // One sequential and one random log block: a full random log block is merged at
+            // the next random write.
+            "ftl.log_blocks=2",
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    cfg.run.verify = true;
+    let sectors_per_page = u64::from(cfg.geometry.page_bytes / cfg.host.sector_bytes);
+    let write = |lbn: u64, off: u64, pages: u64| Step::Write {
+        offset_sectors: (lbn * N + off) * sectors_per_page,
+        sectors: pages * sectors_per_page,
+    };
+    // N + 1 data blocks written whole and in order (switch merges of the sequential log
+    // block), then page 1 of each of the first N: one random log block, k = N.
+    let mut steps: Vec<Step> = (0..=N).map(|lbn| write(lbn, 0, N)).collect();
+    steps.extend((0..N).map(|lbn| write(lbn, 1, 1)));
+    // The random log block is full: this write merges it.
+    steps.push(write(0, 2, 1));
+    let options = Options {
+        queue_depth: 1,
+        clamp: false,
+        final_readback: false,
+    };
+    let o = testing::run_steps_with(&cfg, &steps, &options).unwrap_or_else(|e| panic!("{e}"));
+    let m = o.merges.as_ref().unwrap();
+    assert_eq!((m.switch, m.partial, m.full), (N, 0, 1), "{m:?}");
+    assert_eq!(m.associativity.max, N as u32, "{m:?}");
+    assert_eq!(m.pages_copied, N * N, "{m:?}");
+
+    let t = &cfg.timing;
+    let bus_ns = t.bus_ns(u64::from(cfg.geometry.page_bytes));
+    let copy_ns = t.read_latency_ns + t.program_latency_ns + 2 * bus_ns;
+    let formula_ns = N * N * copy_ns + (N + 1) * t.erase_latency_ns;
+    // 128 · 128 · (50 + 650 + 2 · 102.4 us) + 129 · 2 ms = 15.08 s.
+    assert_eq!(bus_ns, 102_400);
+    assert_eq!(formula_ns, 15_082_243_200);
+    assert_eq!(m.blocking_ns.max, formula_ns, "{m:?}");
+    assert_eq!(m.predicted_worst_blocking_ns, Some(formula_ns), "{m:?}");
+}

@@ -2,9 +2,9 @@
 //! section 4 (not public): the sector requests a FAT32-formatted USB flash disk sees while
 //! Andrew, Postmark and IOzone run, as the paper's modified Linux kernel logged them.
 //!
-//! The volume is modelled, not the benchmarks' code: a FAT (4 bytes per 4 KiB cluster) and a
-//! root directory at the start of the space, then a data area whose clusters are allocated
-//! next-fit. Every file change writes its data in 16 KiB requests, then the FAT sectors of its
+//! The volume is modelled, not the benchmarks' code ([`super::fatvol`]): a FAT (4 bytes per
+//! 4 KiB cluster) and a root directory at the start of the space, then a data area whose
+//! clusters are allocated next-fit. Every file change writes its data in 16 KiB requests, then the FAT sectors of its
 //! cluster chain and its directory sector, one sector each: the small, hot metadata rewrites
 //! that make NFTL fill replacement blocks and fold. Deleting a file rewrites FAT and directory
 //! sectors only (no TRIM). Reads are rare, as the file system's cache absorbs most (Table 3:
@@ -20,19 +20,15 @@
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
 
+pub use super::fatvol::FsRequest;
+use super::fatvol::{FatVolume, CLUSTER_SECTORS};
 use crate::host::Op;
 
-/// One request of the stream, in 512-byte sectors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FsRequest {
-    pub op: Op,
-    pub first_sector: u64,
-    pub sectors: u64,
-}
-
 /// Which benchmarks run (section 4.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum FsTrace {
     /// format, Andrew, Postmark, Postmark long, IOzone.
     Combo,
@@ -40,139 +36,73 @@ pub enum FsTrace {
     AtoPm,
 }
 
-const CLUSTER_SECTORS: u64 = 8;
+impl FsTrace {
+    /// The utilisation the paper reports for the trace (section 4.2: 94% and 23%).
+    pub fn paper_utilisation(self) -> f64 {
+        match self {
+            FsTrace::Combo => 0.94,
+            FsTrace::AtoPm => 0.23,
+        }
+    }
+}
+
+/// Data is written in 16 KiB requests.
 const WRITE_CHUNK_SECTORS: u64 = 32;
-const DIR_SECTORS: u64 = 32;
 
 struct Volume {
     rng: Pcg64Mcg,
-    out: Vec<FsRequest>,
-    /// Data-area clusters in use.
-    used: Vec<bool>,
-    cursor: usize,
-    data_start: u64,
-    /// Clusters the stream may use (the utilisation asked).
-    limit: usize,
+    vol: FatVolume,
     files: Vec<Vec<u32>>,
 }
 
 /// The stream of `trace` on a volume of `space_sectors`, touching about `utilisation` of it.
 pub fn generate(trace: FsTrace, space_sectors: u64, utilisation: f64, seed: u64) -> Vec<FsRequest> {
-    let clusters = space_sectors / (CLUSTER_SECTORS + 4 * CLUSTER_SECTORS / 512).max(1);
-    let fat_sectors = (clusters * 4).div_ceil(512);
-    let data_start = fat_sectors + DIR_SECTORS;
-    let data_clusters = ((space_sectors - data_start) / CLUSTER_SECTORS) as usize;
-    let limit = ((space_sectors as f64 * utilisation - data_start as f64) / CLUSTER_SECTORS as f64)
-        .clamp(1.0, data_clusters as f64) as usize;
     let mut v = Volume {
         rng: Pcg64Mcg::seed_from_u64(seed),
-        out: Vec::new(),
-        used: vec![false; data_clusters],
-        cursor: 0,
-        data_start,
-        limit,
+        vol: FatVolume::new(space_sectors, utilisation, WRITE_CHUNK_SECTORS),
         files: Vec::new(),
     };
-    v.write(0, data_start);
+    let data_start = v.vol.data_start();
+    v.vol.write(0, data_start);
     v.andrew();
     v.postmark(500, 10_000, 500);
     if trace == FsTrace::Combo {
-        let big = (limit as u64 * CLUSTER_SECTORS * 512 / 8).min(3 << 20);
+        let limit = v.vol.capacity_clusters() as u64;
+        let big = (limit * CLUSTER_SECTORS * 512 / 8).min(3 << 20);
         v.postmark(500, big, 200);
         v.iozone();
     }
-    v.out
+    v.vol.out.into()
 }
 
 impl Volume {
-    fn push(&mut self, op: Op, first_sector: u64, sectors: u64) {
-        self.out.push(FsRequest {
-            op,
-            first_sector,
-            sectors,
-        });
-    }
-    fn write(&mut self, first: u64, sectors: u64) {
-        let mut at = first;
-        while at < first + sectors {
-            let n = WRITE_CHUNK_SECTORS.min(first + sectors - at);
-            self.push(Op::Write, at, n);
-            at += n;
-        }
-    }
-    fn cluster_sector(&self, c: u32) -> u64 {
-        self.data_start + u64::from(c) * CLUSTER_SECTORS
-    }
-    /// Metadata of a file change: the FAT sectors of its chain and one directory sector.
-    fn metadata(&mut self, chain: &[u32], dir_slot: usize) {
-        let mut last = u64::MAX;
-        for &c in chain {
-            let fat = u64::from(c) * 4 / 512;
-            if fat != last {
-                self.push(Op::Write, fat, 1);
-                last = fat;
-            }
-        }
-        let fat_sectors = self.data_start - DIR_SECTORS;
-        self.push(Op::Write, fat_sectors + (dir_slot as u64 % DIR_SECTORS), 1);
-    }
-    fn allocate(&mut self, clusters: usize) -> Option<Vec<u32>> {
-        let free = self.used[..self.limit].iter().filter(|u| !**u).count();
-        if free < clusters {
-            return None;
-        }
-        let mut chain = Vec::with_capacity(clusters);
-        while chain.len() < clusters {
-            let c = self.cursor;
-            self.cursor = (self.cursor + 1) % self.limit;
-            if !self.used[c] {
-                self.used[c] = true;
-                chain.push(c as u32);
-            }
-        }
-        Some(chain)
-    }
-    /// Writes the clusters of a chain, coalescing contiguous runs into requests.
-    fn write_chain(&mut self, chain: &[u32]) {
-        let mut i = 0;
-        while i < chain.len() {
-            let mut j = i + 1;
-            while j < chain.len() && chain[j] == chain[j - 1] + 1 {
-                j += 1;
-            }
-            let first = self.cluster_sector(chain[i]);
-            self.write(first, (j - i) as u64 * CLUSTER_SECTORS);
-            i = j;
-        }
-    }
     /// Creates a file of `bytes`; returns its index, or None when the volume is full.
     fn create(&mut self, bytes: u64) -> Option<usize> {
         let clusters = bytes.div_ceil(CLUSTER_SECTORS * 512).max(1) as usize;
-        let chain = self.allocate(clusters)?;
-        self.write_chain(&chain);
+        let chain = self.vol.allocate(clusters)?;
+        self.vol.write_chain(&chain);
         let slot = self.files.len();
-        self.metadata(&chain, slot);
+        self.vol.metadata(&chain, slot);
         self.files.push(chain);
         Some(slot)
     }
     fn delete(&mut self, file: usize) {
         let chain = std::mem::take(&mut self.files[file]);
-        for &c in &chain {
-            self.used[c as usize] = false;
-        }
-        self.metadata(&chain, file);
+        self.vol.release(&chain);
+        self.vol.metadata(&chain, file);
     }
     fn read_file(&mut self, file: usize) {
-        let chain = self.files[file].clone();
-        if let Some(&c) = chain.first() {
-            let sectors = (chain.len() as u64 * CLUSTER_SECTORS).min(WRITE_CHUNK_SECTORS);
-            self.push(Op::Read, self.cluster_sector(c), sectors);
+        if let Some(&c) = self.files[file].first() {
+            let sectors =
+                (self.files[file].len() as u64 * CLUSTER_SECTORS).min(WRITE_CHUNK_SECTORS);
+            let at = self.vol.cluster_sector(c);
+            self.vol.push(Op::Read, at, sectors);
         }
     }
     fn rewrite(&mut self, file: usize) {
         let chain = self.files[file].clone();
-        self.write_chain(&chain);
-        self.metadata(&chain, file);
+        self.vol.write_chain(&chain);
+        self.vol.metadata(&chain, file);
     }
     fn live(&mut self) -> Option<usize> {
         let live: Vec<usize> = (0..self.files.len())
@@ -212,8 +142,9 @@ impl Volume {
                 // Append: the last cluster rewritten, FAT and directory updated.
                 let chain = self.files[f].clone();
                 if let Some(&last) = chain.last() {
-                    self.write(self.cluster_sector(last), CLUSTER_SECTORS);
-                    self.metadata(&chain[chain.len() - 1..], f);
+                    let at = self.vol.cluster_sector(last);
+                    self.vol.write(at, CLUSTER_SECTORS);
+                    self.vol.metadata(&chain[chain.len() - 1..], f);
                 }
             }
             if self.rng.random_bool(0.5) {
@@ -239,12 +170,13 @@ impl Volume {
             let hot = chain.len().min(16);
             for _ in 0..chain.len().min(64) {
                 let c = chain[self.rng.random_range(0..hot)];
-                self.write(self.cluster_sector(c), CLUSTER_SECTORS);
+                let at = self.vol.cluster_sector(c);
+                self.vol.write(at, CLUSTER_SECTORS);
             }
             bytes *= 2;
         }
         // Fill to the utilisation asked with the largest file that still fits, then rewrite it.
-        let free = self.used[..self.limit].iter().filter(|u| !**u).count() as u64;
+        let free = self.vol.free_clusters() as u64;
         if let Some(f) = self.create(free * CLUSTER_SECTORS * 512) {
             self.rewrite(f);
         }

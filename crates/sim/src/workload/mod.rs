@@ -1,13 +1,18 @@
 //! Workloads: the request-source interface every workload and trace implements, the typed
 //! synthetic-workload settings, their compact command-line syntax, the generator, and the
-//! desktop model ([`desktop`]: a PC's installs, browsing, editing and background I/O).
+//! file-system models: the desktop ([`desktop`]: a PC's installs, browsing, editing and
+//! background I/O), the web browser's cache ([`web`]) and the file-system benchmarks
+//! ([`fsbench`]), the last two on the FAT volume of [`fatvol`].
 
 pub mod desktop;
+pub mod fatvol;
 pub mod fsbench;
 mod spec;
 mod synthetic;
+pub mod web;
 
 pub use desktop::{DesktopModel, DesktopTrace, ThinkTime};
+pub use fsbench::FsTrace;
 pub use spec::{parse_count, parse_number, parse_size, parse_spec, SizeSpec, SPEC_HELP};
 pub use synthetic::SyntheticSource;
 
@@ -84,6 +89,32 @@ pub enum Pattern {
     /// A desktop PC's mix of installs, browsing, editing and background I/O over a sparse
     /// file system ([`desktop`]); sizes, offsets and the read/write mix come from the model.
     Desktop,
+    /// A web browser's disk cache on a FAT32 volume ([`web`]): small files written whole,
+    /// evicted, read back, and hot FAT, directory and index writes.
+    Web,
+    /// The file-system benchmarks of nftl-lookup-pagecache.txt on a FAT32 volume
+    /// ([`fsbench`]): Andrew, Postmark and IOzone; the stream ends with the benchmarks.
+    Fsbench,
+}
+
+impl Pattern {
+    /// Whether a file-system model makes the sizes, offsets and read/write mix.
+    pub fn is_model(self) -> bool {
+        matches!(self, Pattern::Desktop | Pattern::Web | Pattern::Fsbench)
+    }
+
+    /// The kind's name in the compact syntax.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Sequential => "sequential",
+            Pattern::Uniform => "uniform",
+            Pattern::Zipf => "zipf",
+            Pattern::Hotcold => "hotcold",
+            Pattern::Desktop => "desktop",
+            Pattern::Web => "web",
+            Pattern::Fsbench => "fsbench",
+        }
+    }
 }
 
 /// Inter-arrival times of an open-loop workload.
@@ -103,7 +134,7 @@ settings! {
     /// A synthetic workload (see `flashlab run --help` for the compact `--workload` syntax).
     pub struct WorkloadConfig in "workload" {
         /// Address pattern.
-        pattern: Pattern = Pattern::Uniform, unit "", choices "sequential | uniform | zipf | hotcold | desktop";
+        pattern: Pattern = Pattern::Uniform, unit "", choices "sequential | uniform | zipf | hotcold | desktop | web | fsbench";
         /// Fraction of reads among reads and writes.
         read_fraction: f64 = 0.7, unit "fraction", range 0.0 ..= 1.0;
         /// Fraction of all requests that are trims (deallocations) of a request-sized range.
@@ -136,6 +167,16 @@ settings! {
         range_fraction: f64 = 1.0, unit "fraction", range 0.000001 ..= 1.0;
         /// Relative deadline given to every request (used by EDF queues; 0: none).
         deadline_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
+        /// Web: the browser cache's quota, as a share of the volume (IE's default of the time: a few percent of the drive).
+        web_cache_fraction: f64 = 0.03, unit "fraction", range 0.0001 ..= 0.9;
+        /// Web: share of the volume's data area other files hold (never written by the stream).
+        web_used_fraction: f64 = 0.5, unit "fraction", range 0.0 ..= 0.95;
+        /// Web: share of the objects a page view fetches that are in the disk cache (read back).
+        web_hit_fraction: f64 = 0.4, unit "fraction", range 0.0 ..= 1.0;
+        /// Fsbench: the benchmarks run: combo (Andrew, Postmark, Postmark long, IOzone) or atopm (Andrew, Postmark).
+        fsbench_phases: FsTrace = FsTrace::Combo, unit "", choices "combo | atopm";
+        /// Fsbench: share of the volume the files may fill; 0: the paper's for the phases (combo 0.94, atopm 0.23).
+        fsbench_utilisation: f64 = 0.0, unit "fraction", range 0.0 ..= 1.0;
     }
 }
 
@@ -154,9 +195,10 @@ impl WorkloadConfig {
         }
         self.check_arrival_span()?;
         self.check_pacing()?;
-        if self.pattern == Pattern::Desktop {
-            self.check_desktop()?;
+        if self.pattern.is_model() {
+            self.check_model()?;
         }
+        self.check_model_parameters()?;
         if self.align_bytes % 512 != 0 {
             return Err(ConfigError::invalid(
                 "workload.align_bytes",
@@ -233,33 +275,128 @@ impl WorkloadConfig {
         Ok(())
     }
 
-    /// The desktop model makes its own sizes, offsets and read/write mix: settings for them
-    /// must keep their defaults.
-    fn check_desktop(&self) -> Result<(), ConfigError> {
-        fn keep<T: PartialEq + std::fmt::Display>(
-            name: &str,
-            value: &T,
-            default: &T,
-        ) -> Result<(), ConfigError> {
-            if value == default {
+    /// A file-system model (desktop, web, fsbench) makes its own sizes, offsets and
+    /// read/write mix: settings for them must keep their defaults.
+    fn check_model(&self) -> Result<(), ConfigError> {
+        let kind = self.pattern.name();
+        let keep = |name: &str, value: &dyn std::fmt::Display, same: bool| {
+            if same {
                 return Ok(());
             }
             Err(ConfigError::invalid(
                 format!("workload.{name}"),
                 value,
-                "does not apply to the desktop workload (its sizes, offsets and read/write mix come from its model)",
-                format!("the default, {default}; the desktop workload takes queue_depth, rate_iops, pacing, arrival, count, duration_ns, range_fraction, deadline_ns"),
+                format!("does not apply to the {kind} workload (its sizes, offsets and read/write mix come from its model)"),
+                format!("the default; the {kind} workload takes queue_depth, rate_iops, pacing, arrival, count, duration_ns, range_fraction, deadline_ns{}", match self.pattern {
+                    Pattern::Web => ", web_cache_fraction, web_used_fraction, web_hit_fraction",
+                    Pattern::Fsbench => ", fsbench_phases, fsbench_utilisation",
+                    _ => "",
+                }),
             ))
-        }
+        };
         let d = WorkloadConfig::default();
-        keep("block_size", &self.block_size, &d.block_size)?;
-        keep("read_fraction", &self.read_fraction, &d.read_fraction)?;
-        keep("trim_fraction", &self.trim_fraction, &d.trim_fraction)?;
-        keep("flush_every", &self.flush_every, &d.flush_every)?;
-        keep("align_bytes", &self.align_bytes, &d.align_bytes)?;
-        keep("zipf_theta", &self.zipf_theta, &d.zipf_theta)?;
-        keep("hot_space", &self.hot_space, &d.hot_space)?;
-        keep("hot_access", &self.hot_access, &d.hot_access)
+        keep(
+            "block_size",
+            &self.block_size,
+            self.block_size == d.block_size,
+        )?;
+        keep(
+            "read_fraction",
+            &self.read_fraction,
+            self.read_fraction == d.read_fraction,
+        )?;
+        keep(
+            "trim_fraction",
+            &self.trim_fraction,
+            self.trim_fraction == d.trim_fraction,
+        )?;
+        keep(
+            "flush_every",
+            &self.flush_every,
+            self.flush_every == d.flush_every,
+        )?;
+        keep(
+            "align_bytes",
+            &self.align_bytes,
+            self.align_bytes == d.align_bytes,
+        )?;
+        keep(
+            "zipf_theta",
+            &self.zipf_theta,
+            self.zipf_theta == d.zipf_theta,
+        )?;
+        keep("hot_space", &self.hot_space, self.hot_space == d.hot_space)?;
+        keep(
+            "hot_access",
+            &self.hot_access,
+            self.hot_access == d.hot_access,
+        )
+    }
+
+    /// The web and fsbench parameters apply to their kinds only.
+    fn check_model_parameters(&self) -> Result<(), ConfigError> {
+        let d = WorkloadConfig::default();
+        let only = |name: &str, value: &dyn std::fmt::Display, same: bool, kind: Pattern| {
+            if same || self.pattern == kind {
+                return Ok(());
+            }
+            Err(ConfigError::invalid(
+                format!("workload.{name}"),
+                value,
+                format!(
+                    "applies to the {} workload only, not {}",
+                    kind.name(),
+                    self.pattern.name()
+                ),
+                format!(
+                    "the default with pattern {}; any value with pattern {}",
+                    self.pattern.name(),
+                    kind.name()
+                ),
+            ))
+        };
+        let web = Pattern::Web;
+        only(
+            "web_cache_fraction",
+            &self.web_cache_fraction,
+            self.web_cache_fraction == d.web_cache_fraction,
+            web,
+        )?;
+        only(
+            "web_used_fraction",
+            &self.web_used_fraction,
+            self.web_used_fraction == d.web_used_fraction,
+            web,
+        )?;
+        only(
+            "web_hit_fraction",
+            &self.web_hit_fraction,
+            self.web_hit_fraction == d.web_hit_fraction,
+            web,
+        )?;
+        let fs = Pattern::Fsbench;
+        let phases = crate::config::settings::render_value(&self.fsbench_phases);
+        only(
+            "fsbench_phases",
+            &phases,
+            self.fsbench_phases == d.fsbench_phases,
+            fs,
+        )?;
+        only(
+            "fsbench_utilisation",
+            &self.fsbench_utilisation,
+            self.fsbench_utilisation == d.fsbench_utilisation,
+            fs,
+        )
+    }
+
+    /// The fsbench volume's utilisation: the one asked, or the paper's for the phases.
+    pub fn fsbench_utilisation_resolved(&self) -> f64 {
+        if self.fsbench_utilisation > 0.0 {
+            self.fsbench_utilisation
+        } else {
+            self.fsbench_phases.paper_utilisation()
+        }
     }
 
     /// The compact `--workload` form of this workload.

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Arrival, Pacing, Pattern, WorkloadConfig};
+use super::{Arrival, FsTrace, Pacing, Pattern, WorkloadConfig};
 use crate::config::settings::shown_value;
 use crate::config::{ConfigError, MAX_CONFIG_INTEGER, MAX_SIMULATED_NS};
 
@@ -13,12 +13,22 @@ use crate::config::{ConfigError, MAX_CONFIG_INTEGER, MAX_SIMULATED_NS};
 pub const SPEC_HELP: &str = "\
 WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
   KIND      randwrite | randread | randrw | seqwrite | seqread | seqrw | zipf | hotcold | custom
-            | desktop
+            | desktop | web | fsbench
             (rand* = uniform offsets; rw kinds default to 50% reads; custom keeps the defaults:
             uniform, 70% reads; desktop = a PC installing programs, browsing, editing documents:
             small random and large sequential I/O, 1.3x more bytes written than read, over 60% of
             the range with holes; it takes only qd, rate, pacing, arrival, count, duration, range,
-            deadline)
+            deadline; web = a web browser's disk cache on a FAT32 volume: small files written
+            whole, evicted and read back, hot FAT, directory and index writes, plus cache, used,
+            hit; fsbench = Andrew, Postmark and IOzone on a FAT32 volume (nftl-lookup-pagecache
+            section 4), ends with the benchmarks, plus phases, util)
+  cache     web: the cache's quota, share of the volume (0.0001..0.9)   default 0.03
+  used      web: share of the volume other files hold (0..0.95)       default 0.5
+  hit       web: share of objects found in the disk cache (0..1)      default 0.4
+  phases    fsbench: combo (Andrew, Postmark, long Postmark, IOzone) | atopm (Andrew,
+            Postmark)                                               default combo
+  util      fsbench: share of the volume files fill (0..1; 0 = the paper's: combo 0.94, atopm
+            0.23)                                                   default 0
   bs        request size: 4k | 4k:70,64k:30 (weighted mix; use / inside the spec: 4k:70/64k:30)
             | 4k-128k (uniform range, multiples of align)          sizes: 512, 4k, 1m, 2MiB ...
   qd        requests kept outstanding (closed loop)                default 32
@@ -42,7 +52,8 @@ WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
 Examples: randwrite:bs=4k,qd=32,count=1e6   seqread:bs=128k,qd=8,duration=2s
           zipf:theta=1.2,read=0.9,bs=4k,qd=64   randrw:read=0.7,rate=20k,count=1e5
           desktop:qd=8,count=1e5   desktop:rate=2k,count=1e5
-          desktop:rate=20,qd=8,pacing=bounded-open,count=1e4";
+          desktop:rate=20,qd=8,pacing=bounded-open,count=1e4
+          web:qd=1,count=2e4   web:cache=0.05,hit=0.3   fsbench:phases=atopm,qd=1";
 
 /// Request sizes: one size, a weighted mix, or a uniform range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -345,6 +356,11 @@ const KEYS: &[(&[&str], &str)] = &[
     (&["align", "align_bytes"], "align_bytes"),
     (&["range", "range_fraction"], "range_fraction"),
     (&["deadline", "deadline_ns"], "deadline_ns"),
+    (&["cache", "web_cache_fraction"], "web_cache_fraction"),
+    (&["used", "web_used_fraction"], "web_used_fraction"),
+    (&["hit", "web_hit_fraction"], "web_hit_fraction"),
+    (&["phases", "fsbench_phases"], "fsbench_phases"),
+    (&["util", "fsbench_utilisation"], "fsbench_utilisation"),
 ];
 
 /// The field a key of the compact syntax sets.
@@ -396,8 +412,8 @@ pub fn parse_spec(spec: &str) -> Result<WorkloadConfig, ConfigError> {
                 "`{key}`: workload.{field} is already given"
             )));
         }
-        if w.pattern == Pattern::Desktop {
-            refuse_for_desktop(key)?;
+        if w.pattern.is_model() {
+            refuse_for_model(w.pattern, key)?;
         }
         apply_key(&mut w, key, value)?;
         match (field, value.split_once(':')) {
@@ -506,13 +522,19 @@ const NOT_FOR_DESKTOP: &[(&[&str], &str)] = &[
     (&["align", "align_bytes"], "align_bytes"),
 ];
 
-/// Refuses a key the desktop kind does not take, naming it.
-fn refuse_for_desktop(key: &str) -> Result<(), ConfigError> {
+/// Refuses a key a file-system model kind (desktop, web, fsbench) does not take, naming it.
+fn refuse_for_model(pattern: Pattern, key: &str) -> Result<(), ConfigError> {
+    let kind = pattern.name();
+    let own = match pattern {
+        Pattern::Web => ", cache, used, hit",
+        Pattern::Fsbench => ", phases, util",
+        _ => "",
+    };
     match NOT_FOR_DESKTOP.iter().find(|(keys, _)| keys.contains(&key)) {
         Some((_, field)) => Err(ConfigError::Field {
             field: format!("workload.{field}"),
             message: format!(
-                "key `{key}` does not apply to the desktop workload, whose sizes, offsets and read/write mix come from its model (it takes qd, rate, pacing, arrival, count, duration, range, deadline)"
+                "key `{key}` does not apply to the {kind} workload, whose sizes, offsets and read/write mix come from its model (it takes qd, rate, pacing, arrival, count, duration, range, deadline{own})"
             ),
         }),
         None => Ok(()),
@@ -558,17 +580,19 @@ fn base_for_kind(kind: &str) -> Result<WorkloadConfig, ConfigError> {
             "custom" => (w.pattern, w.read_fraction),
             "" => return Err(ConfigError::Syntax {
                 location: "--workload".into(),
-                message: "no workload kind before `:`; expected KIND[:KEY=VALUE,...] with KIND one of randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom (the defaults), desktop".into(),
+                message: "no workload kind before `:`; expected KIND[:KEY=VALUE,...] with KIND one of randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom (the defaults), desktop, web, fsbench".into(),
             }),
             "desktop" => {
                 w.arrival = Arrival::Bursty;
                 (Pattern::Desktop, w.read_fraction)
             }
+            "web" => (Pattern::Web, w.read_fraction),
+            "fsbench" => (Pattern::Fsbench, w.read_fraction),
             other => return Err(ConfigError::Unknown {
                 kind: "workload kind",
                 name: shown_value(other),
                 known:
-                    "randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom, desktop"
+                    "randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom, desktop, web, fsbench"
                         .into(),
             }),
         };
@@ -619,6 +643,32 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
         "deadline" | "deadline_ns" => {
             w.deadline_ns = parse_duration_ns(value).map_err(wrap("deadline_ns"))?
         }
+        "cache" | "web_cache_fraction" => {
+            w.web_cache_fraction = parse_fraction(value).map_err(wrap("web_cache_fraction"))?
+        }
+        "used" | "web_used_fraction" => {
+            w.web_used_fraction = parse_fraction(value).map_err(wrap("web_used_fraction"))?
+        }
+        "hit" | "web_hit_fraction" => {
+            w.web_hit_fraction = parse_fraction(value).map_err(wrap("web_hit_fraction"))?
+        }
+        "util" | "fsbench_utilisation" => {
+            w.fsbench_utilisation = parse_fraction(value).map_err(wrap("fsbench_utilisation"))?
+        }
+        "phases" | "fsbench_phases" => {
+            w.fsbench_phases = match value {
+                "combo" => FsTrace::Combo,
+                "atopm" => FsTrace::AtoPm,
+                other => {
+                    return Err(ConfigError::invalid(
+                        field("fsbench_phases"),
+                        shown_value(other),
+                        "unknown benchmark phases",
+                        "combo | atopm",
+                    ))
+                }
+            }
+        }
         "hot" => {
             let (space, access) = value.split_once(':').ok_or_else(|| ConfigError::Field {
                 field: field("hot_space"),
@@ -637,11 +687,13 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
                 "uniform" | "random" | "rand" => Pattern::Uniform,
                 "zipf" => Pattern::Zipf,
                 "hotcold" => Pattern::Hotcold,
-                "desktop" => {
+                "desktop" | "web" | "fsbench" => {
                     return Err(ConfigError::invalid(
                         field("pattern"),
                         shown_value(value),
-                        "desktop is a workload kind, not a pattern: use --workload desktop:...",
+                        format!(
+                            "{value} is a workload kind, not a pattern: use --workload {value}:..."
+                        ),
                         "sequential | uniform | zipf | hotcold",
                     ))
                 }
@@ -699,15 +751,26 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
 
 /// The compact form of a configuration (inverse of [`parse_spec`] for reports).
 pub(super) fn to_spec(w: &WorkloadConfig) -> String {
-    let pattern = match w.pattern {
-        Pattern::Sequential => "sequential",
-        Pattern::Uniform => "uniform",
-        Pattern::Zipf => "zipf",
-        Pattern::Hotcold => "hotcold",
-        Pattern::Desktop => "desktop",
-    };
-    let mut s = if w.pattern == Pattern::Desktop {
-        String::from("desktop:")
+    let pattern = w.pattern.name();
+    let mut s = if w.pattern.is_model() {
+        let d = WorkloadConfig::default();
+        let mut s = format!("{pattern}:");
+        if w.pattern == Pattern::Web {
+            s += &format!(
+                "cache={},used={},hit={},",
+                w.web_cache_fraction, w.web_used_fraction, w.web_hit_fraction
+            );
+        }
+        if w.pattern == Pattern::Fsbench {
+            s += &format!(
+                "phases={},",
+                crate::config::settings::render_value(&w.fsbench_phases)
+            );
+            if w.fsbench_utilisation != d.fsbench_utilisation {
+                s += &format!("util={},", w.fsbench_utilisation);
+            }
+        }
+        s
     } else {
         format!(
             "custom:pattern={pattern},read={},bs={},align={},",

@@ -1,13 +1,16 @@
 //! The synthetic request generator: sequential, uniform, Zipf or hot/cold offsets; fixed,
 //! mixed or ranged sizes; reads, writes, trims and flushes; closed or open loop (Poisson,
-//! fixed or bursty arrivals). The desktop pattern hands sizes, offsets and operations to
-//! [`DesktopModel`] (see [`super::desktop`]).
+//! fixed or bursty arrivals). The file-system model patterns hand sizes, offsets and
+//! operations to their model: [`DesktopModel`] (see [`super::desktop`]), [`WebModel`] (see
+//! [`super::web`]) or the file-system-benchmark stream ([`super::fsbench`]).
 
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, Zipf};
 use rand_pcg::Pcg64Mcg;
 
 use super::desktop::{DesktopModel, ThinkTime, CLUSTER_BYTES, WORKLOAD_FOOTPRINT_FRACTION};
+use super::fatvol::FsRequest;
+use super::web::{WebModel, WebParams};
 use super::{Arrival, LoopMode, Pattern, RequestSource, SizeSpec, WorkloadConfig};
 use crate::config::{ConfigError, MAX_SIMULATED_NS};
 use crate::host::{Op, Request};
@@ -32,18 +35,116 @@ pub struct SyntheticSource {
     zipf: Option<Zipf<f64>>,
     exp: Option<Exp<f64>>,
     think: Option<ThinkTime>,
-    /// The desktop model, for the desktop pattern (its own random generator: the requests do
+    /// The file-system model of a model pattern (its own random generator: the requests do
     /// not depend on the arrival process).
-    desktop: Option<Box<DesktopModel>>,
+    model: Option<Model>,
 }
+
+/// A file-system model making the requests.
+#[derive(Debug)]
+enum Model {
+    Desktop(Box<DesktopModel>),
+    Web(Box<WebModel>),
+    /// The benchmarks' whole stream, and the next request's index.
+    Fsbench(Vec<FsRequest>, usize),
+}
+
+impl Model {
+    /// The next (op, offset, length) in bytes; None when the stream is over.
+    fn next(&mut self) -> Option<(Op, u64, u64)> {
+        let sectors = |r: FsRequest| (r.op, r.first_sector * 512, r.sectors * 512);
+        match self {
+            Model::Desktop(m) => {
+                let r = m.next_request();
+                Some((r.op, r.offset_bytes, r.len_bytes))
+            }
+            Model::Web(m) => Some(sectors(m.next_request())),
+            Model::Fsbench(stream, next) => {
+                let r = stream.get(*next).copied()?;
+                *next += 1;
+                Some(sectors(r))
+            }
+        }
+    }
+
+    /// Builds the model of `w`'s pattern over `space` bytes.
+    fn build(w: &WorkloadConfig, space: u64, seed: u64) -> Result<Option<Model>, ConfigError> {
+        let too_small = |reason: String| {
+            ConfigError::invalid(
+                "workload.range_fraction",
+                w.range_fraction,
+                reason,
+                "a larger range_fraction or device",
+            )
+        };
+        let fat_model = matches!(w.pattern, Pattern::Web | Pattern::Fsbench);
+        if fat_model && space > FAT_MODEL_MAX_BYTES {
+            // The FAT volume keeps a flag per 4 KiB cluster and fsbench's stream is made
+            // whole: bound the memory they take.
+            return Err(ConfigError::invalid(
+                "workload.range_fraction",
+                w.range_fraction,
+                format!(
+                    "the {} workload's FAT volume would be {space} bytes, above {FAT_MODEL_MAX_BYTES} bytes (64 GiB)",
+                    w.pattern.name()
+                ),
+                format!(
+                    "a range_fraction addressing at most 64 GiB (here at most {:.6})",
+                    w.range_fraction * FAT_MODEL_MAX_BYTES as f64 / space as f64
+                ),
+            ));
+        }
+        Ok(Some(match w.pattern {
+            Pattern::Desktop => {
+                let footprint = (space as f64 * WORKLOAD_FOOTPRINT_FRACTION) as u64;
+                let share = WORKLOAD_FOOTPRINT_FRACTION * 100.0;
+                let model = DesktopModel::new(space, footprint, seed).map_err(|reason| {
+                    too_small(format!("the desktop workload touches {share:.0}% of the {space} bytes addressed: {reason}"))
+                })?;
+                Model::Desktop(Box::new(model))
+            }
+            Pattern::Web => {
+                let params = WebParams {
+                    cache_fraction: w.web_cache_fraction,
+                    used_fraction: w.web_used_fraction,
+                    hit_fraction: w.web_hit_fraction,
+                };
+                let model = WebModel::new(space / 512, params, seed).map_err(|reason| {
+                    too_small(format!(
+                        "the web workload's volume of {space} bytes: {reason}"
+                    ))
+                })?;
+                Model::Web(Box::new(model))
+            }
+            Pattern::Fsbench => {
+                if space < FSBENCH_MIN_BYTES {
+                    return Err(too_small(format!(
+                        "the fsbench volume of {space} bytes is below {FSBENCH_MIN_BYTES} bytes (4 MiB)"
+                    )));
+                }
+                let util = w.fsbench_utilisation_resolved();
+                let stream = super::fsbench::generate(w.fsbench_phases, space / 512, util, seed);
+                Model::Fsbench(stream, 0)
+            }
+            _ => return Ok(None),
+        }))
+    }
+}
+
+/// Largest FAT volume of the web and fsbench models.
+const FAT_MODEL_MAX_BYTES: u64 = 64 << 30;
+/// Smallest volume the fsbench stream is generated on.
+const FSBENCH_MIN_BYTES: u64 = 4 << 20;
 
 impl SyntheticSource {
     /// A generator over the first `range_fraction` of `logical_bytes`.
     pub fn new(w: &WorkloadConfig, logical_bytes: u64, seed: u64) -> Result<Self, ConfigError> {
         w.validate()?;
-        let desktop = w.pattern == Pattern::Desktop;
-        let align = if desktop {
+        let model_pattern = w.pattern.is_model();
+        let align = if w.pattern == Pattern::Desktop {
             CLUSTER_BYTES
+        } else if model_pattern {
+            512
         } else if w.align_bytes == 0 {
             w.block_size.min_bytes()
         } else {
@@ -59,25 +160,9 @@ impl SyntheticSource {
             ));
         }
         let space = range / align * align;
-        let desktop = if desktop {
-            let footprint = (space as f64 * WORKLOAD_FOOTPRINT_FRACTION) as u64;
-            let share = WORKLOAD_FOOTPRINT_FRACTION * 100.0;
-            let model = DesktopModel::new(space, footprint, seed).map_err(|reason| {
-                let reason =
-                    format!("the desktop workload touches {share:.0}% of the {space} bytes addressed: {reason}");
-                ConfigError::invalid(
-                    "workload.range_fraction",
-                    w.range_fraction,
-                    reason,
-                    "a larger range_fraction or device",
-                )
-            })?;
-            Some(Box::new(model))
-        } else {
-            None
-        };
+        let model = Model::build(w, space, seed)?;
         let max = w.block_size.max_bytes();
-        if desktop.is_none() && max > space {
+        if model.is_none() && max > space {
             return Err(ConfigError::invalid(
                 "workload.block_size",
                 &w.block_size,
@@ -113,7 +198,7 @@ impl SyntheticSource {
             zipf,
             exp,
             think,
-            desktop,
+            model,
         })
     }
 
@@ -149,8 +234,10 @@ impl SyntheticSource {
                 self.cursor += size;
                 at
             }
-            // Desktop requests come from its model, never from here.
-            Pattern::Uniform | Pattern::Desktop => self.rng.random_range(0..slots) * self.align,
+            // Model requests come from their model, never from here.
+            Pattern::Uniform | Pattern::Desktop | Pattern::Web | Pattern::Fsbench => {
+                self.rng.random_range(0..slots) * self.align
+            }
             Pattern::Zipf => {
                 let z = self.zipf.as_ref().expect("zipf pattern has a distribution");
                 // Ranks are scattered over the range so the hot offsets are not all adjacent.
@@ -219,10 +306,11 @@ impl RequestSource for SyntheticSource {
                 ),
             });
         }
-        self.issued += 1;
-        let (op, offset, len) = if let Some(model) = &mut self.desktop {
-            let r = model.next_request();
-            (r.op, r.offset_bytes, r.len_bytes)
+        let (op, offset, len) = if let Some(model) = &mut self.model {
+            let Some(next) = model.next() else {
+                return Ok(None);
+            };
+            next
         } else {
             let op = self.op();
             match op {
@@ -233,6 +321,7 @@ impl RequestSource for SyntheticSource {
                 }
             }
         };
+        self.issued += 1;
         let deadline_ns = self.w.deadline_ns;
         Ok(Some(Request {
             arrival_ns: arrival,
@@ -248,7 +337,15 @@ impl RequestSource for SyntheticSource {
     }
 
     fn expected_requests(&self) -> Option<u64> {
-        (self.w.count > 0).then_some(self.w.count)
+        let stream = match &self.model {
+            Some(Model::Fsbench(stream, _)) => Some(stream.len() as u64),
+            _ => None,
+        };
+        match (self.w.count, stream) {
+            (0, stream) => stream,
+            (count, Some(len)) => Some(count.min(len)),
+            (count, None) => Some(count),
+        }
     }
 
     fn duration_ns(&self) -> Option<u64> {
@@ -261,8 +358,10 @@ impl RequestSource for SyntheticSource {
             "spec": self.w.to_spec(),
             "addressed_bytes": self.space_bytes,
         });
-        if let Some(model) = &self.desktop {
-            d["footprint_bytes"] = model.footprint_bytes().into();
+        match &self.model {
+            Some(Model::Desktop(model)) => d["footprint_bytes"] = model.footprint_bytes().into(),
+            Some(Model::Fsbench(stream, _)) => d["stream_requests"] = stream.len().into(),
+            _ => {}
         }
         d
     }
