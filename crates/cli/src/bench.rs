@@ -4,6 +4,13 @@
 //! to 90%, so garbage collection runs all the time. Prints simulated host requests per wall
 //! second (measured phase only) and the process's peak resident memory, with full timing and
 //! functional-only. Peak memory is reset between modes (Linux `clear_refs`).
+//!
+//! Then one line per block-level FTL of issue 11 on its paper's device ([`BLOCK_FTLS`]: NFTL on
+//! `nftl-samsung`, BAST, FAST, SAST and KAST on `kast-slc`), so their speed is watched like
+//! pagemap's: the same random writes (`--block-ftl-requests` of them, 20,000 by default: about
+//! a second a line) after a sequential fill only. Their merges reach a steady rate within a
+//! few thousand writes (the log blocks or free blocks are few), so a random pre-pass, which
+//! takes 7-10 s on `kast-slc`, would change nothing but the time.
 
 use std::time::Instant;
 
@@ -37,7 +44,20 @@ pub struct BenchArgs {
     /// Write the figures as JSON to FILE (`-` for standard output)
     #[arg(long, value_name = "FILE")]
     json: Option<std::path::PathBuf>,
+    /// Measured 4 KiB random writes of each block-level FTL line (0: no such lines); those
+    /// lines take --qd, --precondition and --mode, not --device, --set or --requests
+    #[arg(long, default_value = "20000", value_parser = super::count_arg)]
+    block_ftl_requests: u64,
 }
+
+/// The block-level FTLs of issue 11, each on the device of its paper.
+pub const BLOCK_FTLS: [(&str, &str); 5] = [
+    ("nftl", "nftl-samsung"),
+    ("bast", "kast-slc"),
+    ("fast", "kast-slc"),
+    ("sast", "kast-slc"),
+    ("kast", "kast-slc"),
+];
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -46,9 +66,11 @@ enum Mode {
     Both,
 }
 
-/// Figures of one benchmark mode.
+/// Figures of one benchmark line: a device and FTL in one mode.
 #[derive(Debug, Clone, serde::Serialize)]
 struct Figures {
+    ftl: String,
+    device: String,
     mode: &'static str,
     requests: u64,
     precondition_s: f64,
@@ -58,6 +80,7 @@ struct Figures {
     state_mib: f64,
     write_amplification: Option<f64>,
     gc_victims: u64,
+    merges: Option<u64>,
     simulated_s: f64,
 }
 
@@ -67,23 +90,16 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         Mode::Functional => &[("functional", true)],
         Mode::Both => &[("timed", false), ("functional", true)],
     };
-    // Check the output and the configuration of every mode before measuring anything.
+    // Check the output and the configuration of every line before measuring anything.
     let json_out = match super::open_output(a.json.as_deref()) {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let mut configs = Vec::new();
-    for &(name, functional) in modes {
-        let checked = bench_config(a, functional).and_then(|c| {
-            flashlab_sim::memory::check_available(&c)?;
-            Ok(c)
-        });
-        match checked {
-            Ok(c) => configs.push((name, c)),
-            Err(e) => return fail(&e),
-        }
-    }
-    // With the JSON on standard output, the table goes to standard error.
+    let (reference, block_lines) = match bench_lines(a, modes) {
+        Ok(lines) => lines,
+        Err(e) => return fail(&e),
+    };
+    // With the JSON on standard output, the tables go to standard error.
     let json_on_stdout = json_out
         .as_ref()
         .is_some_and(super::output::Output::is_stdout);
@@ -114,22 +130,39 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         "GC runs"
     ));
     let mut all = Vec::new();
-    for (name, config) in &configs {
+    for (name, config) in &reference {
         match measure(name, config) {
             Ok(f) => {
-                say(format!(
-                    "{:<11} {:>11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>10.1} {:>6} {:>9}",
-                    f.mode,
-                    f.requests,
-                    f.precondition_s,
-                    f.run_s,
-                    f.requests_per_s,
-                    f.peak_rss_mib.map_or("n/a".into(), |m| format!("{m:.1}")),
-                    f.state_mib,
-                    f.write_amplification
-                        .map_or("n/a".into(), |wa| format!("{wa:.2}")),
-                    f.gc_victims
-                ));
+                say(reference_row(&f));
+                all.push(f);
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+    if !block_lines.is_empty() {
+        say(format!(
+            "\nblock-level FTLs: {} x 4 KiB random writes each, QD {}, after a sequential fill of {:.0}%",
+            a.block_ftl_requests,
+            a.qd,
+            a.precondition * 100.0
+        ));
+        say(format!(
+            "{:<6} {:<13} {:<11} {:>10} {:>8} {:>14} {:>14} {:>6} {:>9}",
+            "ftl",
+            "device",
+            "mode",
+            "precond s",
+            "run s",
+            "requests/s",
+            "peak RSS MiB",
+            "WA",
+            "merges"
+        ));
+    }
+    for (name, config) in &block_lines {
+        match measure(name, config) {
+            Ok(f) => {
+                say(block_row(&f));
                 all.push(f);
             }
             Err(e) => return fail(&e),
@@ -143,23 +176,98 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
     }
 }
 
-fn bench_config(a: &BenchArgs, functional: bool) -> Result<ExperimentConfig, SimError> {
-    let mut sets = vec![
+type Lines = Vec<(&'static str, ExperimentConfig)>;
+
+/// The configurations of the reference lines (one per mode) and of the block-level FTL lines
+/// (one per FTL and mode), each checked against the memory available.
+fn bench_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<(Lines, Lines), SimError> {
+    let mut reference = Vec::new();
+    for &(name, functional) in modes {
+        let sets = scenario_sets(a, a.requests, functional);
+        reference.push((name, checked(&a.device, sets, &a.sets)?));
+    }
+    let mut block_lines = Vec::new();
+    if a.block_ftl_requests > 0 {
+        for (ftl, device) in BLOCK_FTLS {
+            for &(name, functional) in modes {
+                let mut sets = scenario_sets(a, a.block_ftl_requests, functional);
+                sets.push(format!("ftl.name=\"{ftl}\""));
+                sets.push("run.precondition_max_passes=0".into());
+                block_lines.push((name, checked(device, sets, &[])?));
+            }
+        }
+    }
+    Ok((reference, block_lines))
+}
+
+fn reference_row(f: &Figures) -> String {
+    format!(
+        "{:<11} {:>11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>10.1} {:>6} {:>9}",
+        f.mode,
+        f.requests,
+        f.precondition_s,
+        f.run_s,
+        f.requests_per_s,
+        rss_text(f),
+        f.state_mib,
+        wa_text(f),
+        f.gc_victims
+    )
+}
+
+fn block_row(f: &Figures) -> String {
+    format!(
+        "{:<6} {:<13} {:<11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>6} {:>9}",
+        f.ftl,
+        f.device,
+        f.mode,
+        f.precondition_s,
+        f.run_s,
+        f.requests_per_s,
+        rss_text(f),
+        wa_text(f),
+        f.merges.map_or("n/a".into(), |m| m.to_string())
+    )
+}
+
+fn rss_text(f: &Figures) -> String {
+    f.peak_rss_mib.map_or("n/a".into(), |m| format!("{m:.1}"))
+}
+
+fn wa_text(f: &Figures) -> String {
+    f.write_amplification
+        .map_or("n/a".into(), |wa| format!("{wa:.2}"))
+}
+
+/// The bench's random writes: `requests` of 4 KiB at `--qd` after preconditioning.
+fn scenario_sets(a: &BenchArgs, requests: u64, functional: bool) -> Vec<String> {
+    vec![
         "workload.pattern=\"uniform\"".to_string(),
         "workload.read_fraction=0.0".into(),
         "workload.block_size=4096".into(),
         "workload.align_bytes=4096".into(),
         format!("workload.queue_depth={}", a.qd),
-        format!("workload.count={}", a.requests),
+        format!("workload.count={requests}"),
         format!("run.precondition={}", toml::Value::Float(a.precondition)),
         format!("run.functional_only={functional}"),
-    ];
-    sets.extend(a.sets.iter().cloned());
-    Ok(ExperimentConfig::load(&ConfigSource {
-        preset: Some(&a.device),
+    ]
+}
+
+/// The configuration of `device` with the scenario's and the user's settings, if it fits in
+/// memory.
+fn checked(
+    device: &str,
+    mut sets: Vec<String>,
+    user_sets: &[String],
+) -> Result<ExperimentConfig, SimError> {
+    sets.extend(user_sets.iter().cloned());
+    let config = ExperimentConfig::load(&ConfigSource {
+        preset: Some(device),
         file: None,
         sets: &sets,
-    })?)
+    })?;
+    flashlab_sim::memory::check_available(&config)?;
+    Ok(config)
 }
 
 fn measure(mode: &'static str, config: &ExperimentConfig) -> Result<Figures, SimError> {
@@ -174,6 +282,8 @@ fn measure(mode: &'static str, config: &ExperimentConfig) -> Result<Figures, Sim
     let run_s = t1.elapsed().as_secs_f64();
     let report = build_report(&sim, describe);
     Ok(Figures {
+        ftl: report.ftl.clone(),
+        device: report.preset.clone(),
         mode,
         requests: report.host.all.count,
         precondition_s: (t1 - t0).as_secs_f64(),
@@ -183,6 +293,7 @@ fn measure(mode: &'static str, config: &ExperimentConfig) -> Result<Figures, Sim
         state_mib: report.device.state_bytes as f64 / (1 << 20) as f64,
         write_amplification: report.write_amplification,
         gc_victims: report.gc.gc_runs,
+        merges: report.merges.as_ref().map(|m| m.total),
         simulated_s: report.elapsed_ns as f64 / 1e9,
     })
 }

@@ -749,21 +749,81 @@ fn bench_writes_json_figures() {
         "geometry.blocks_per_plane=16",
         "--set",
         "ftl.over_provisioning=0.25",
+        "--block-ftl-requests",
+        "1500",
         "--json",
         path_str(&file),
     ]);
     r.assert_success();
     let figures = read_json(&file);
-    let modes = figures.as_array().expect("an array of modes");
-    let names: Vec<&str> = modes.iter().map(|m| m["mode"].as_str().unwrap()).collect();
-    assert_eq!(names, ["timed", "functional"]);
-    for m in modes {
-        assert_eq!(m["requests"], 2000, "{m}");
+    let lines = figures.as_array().expect("an array of lines");
+    let names: Vec<(&str, &str, &str)> = lines
+        .iter()
+        .map(|m| {
+            let text = |k: &str| m[k].as_str().unwrap();
+            (text("ftl"), text("device"), text("mode"))
+        })
+        .collect();
+    let mut expected = vec![
+        ("pagemap", "default", "timed"),
+        ("pagemap", "default", "functional"),
+    ];
+    for (ftl, device) in [
+        ("nftl", "nftl-samsung"),
+        ("bast", "kast-slc"),
+        ("fast", "kast-slc"),
+        ("sast", "kast-slc"),
+        ("kast", "kast-slc"),
+    ] {
+        expected.push((ftl, device, "timed"));
+        expected.push((ftl, device, "functional"));
+    }
+    assert_eq!(names, expected);
+    for (i, m) in lines.iter().enumerate() {
+        let requests = if i < 2 { 2000 } else { 1500 };
+        assert_eq!(m["requests"], requests, "{m}");
         assert!(m["requests_per_s"].as_f64().unwrap() > 0.0, "{m}");
         assert!(m["state_mib"].as_f64().unwrap() > 0.0, "{m}");
         assert!(m["write_amplification"].as_f64().unwrap() > 0.0, "{m}");
+        if i < 2 {
+            assert!(m["merges"].is_null(), "pagemap does not merge: {m}");
+        } else {
+            assert!(m["merges"].as_u64().unwrap() > 0, "no merge measured: {m}");
+        }
     }
-    assert!(modes[0]["simulated_s"].as_f64().unwrap() > 0.0);
+    assert!(lines[0]["simulated_s"].as_f64().unwrap() > 0.0);
+    for ftl in ["nftl", "bast", "fast", "sast", "kast"] {
+        assert!(
+            r.stdout.contains(&format!("\n{ftl} ")),
+            "no {ftl} line:\n{}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn bench_without_block_ftl_lines() {
+    let r = flashlab(&[
+        "bench",
+        "--requests",
+        "500",
+        "--precondition",
+        "0.2",
+        "--mode",
+        "functional",
+        "--set",
+        "geometry.blocks_per_plane=16",
+        "--set",
+        "ftl.over_provisioning=0.25",
+        "--block-ftl-requests",
+        "0",
+        "--json",
+        "-",
+    ]);
+    r.assert_success();
+    let lines: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
+    assert_eq!(lines.as_array().map(Vec::len), Some(1), "{lines}");
+    assert!(!r.stderr.contains("block-level FTLs"), "{}", r.stderr);
 }
 
 #[test]

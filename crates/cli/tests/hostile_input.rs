@@ -822,6 +822,8 @@ fn one_spelling_per_concept_with_the_old_ones_kept() {
             "geometry.blocks_per_plane=16",
             "--set",
             "ftl.over_provisioning=0.25",
+            "--block-ftl-requests",
+            "2k",
         ]),
     ];
     let mut failures = Vec::new();

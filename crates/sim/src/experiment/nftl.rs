@@ -63,12 +63,9 @@ pub struct NftlStudy {
     pub runs: Vec<NftlRun>,
 }
 
+/// The report's time per sector (`host.{read,write}.latency_per_sector_ns`), in microseconds.
 fn per_sector_us(op: &crate::stats::OpReport) -> f64 {
-    let sectors = op.bytes as f64 / 512.0;
-    if sectors == 0.0 {
-        return 0.0;
-    }
-    op.latency_ns.mean * op.count as f64 / sectors / 1000.0
+    op.latency_per_sector_ns.unwrap_or(0.0) / 1000.0
 }
 
 fn config(

@@ -17,6 +17,9 @@ pub struct OpStats {
     pub count: u64,
     pub bytes: u64,
     pub latency: Histogram<u64>,
+    /// Exact sum of the latencies (the histogram keeps 3 significant digits): the numerator
+    /// of the time per sector.
+    pub latency_sum_ns: u128,
 }
 
 impl OpStats {
@@ -25,6 +28,7 @@ impl OpStats {
             count: 0,
             bytes: 0,
             latency: Histogram::new(3).expect("3 significant digits is a valid precision"),
+            latency_sum_ns: 0,
         }
     }
 }
@@ -72,6 +76,7 @@ impl HostStats {
         // any value, so recording cannot fail.
         let v = latency_ns.max(1);
         s.latency.record(v).expect("auto-resizing histogram");
+        s.latency_sum_ns += u128::from(v);
         self.all.record(v).expect("auto-resizing histogram");
         self.first_arrival_ns = Some(
             self.first_arrival_ns

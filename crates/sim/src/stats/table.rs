@@ -91,6 +91,7 @@ fn host_rows(out: &mut String, r: &Report) {
     op_row(out, "trim", &r.host.trim);
     op_row(out, "flush", &r.host.flush);
     op_row(out, "all", &r.host.all);
+    per_sector_line(out, r);
     let wait = &r.host.host_wait_ns;
     if wait.max > 0 {
         let _ = writeln!(
@@ -101,6 +102,27 @@ fn host_rows(out: &mut String, r: &Report) {
             format_ns(wait.max as f64)
         );
     }
+}
+
+/// Latency per host sector of reads and writes (nftl-lookup-pagecache.txt Table 5's metric).
+fn per_sector_line(out: &mut String, r: &Report) {
+    let parts: Vec<String> = [("read", &r.host.read), ("write", &r.host.write)]
+        .into_iter()
+        .filter(|(_, op)| op.count > 0)
+        .filter_map(|(name, op)| {
+            op.latency_per_sector_ns
+                .map(|ns| format!("{name} {}", format_ns(ns)))
+        })
+        .collect();
+    if parts.is_empty() {
+        return;
+    }
+    let sector = r.config["host"]["sector_bytes"].as_u64().unwrap_or(512);
+    let _ = writeln!(
+        out,
+        "  time per {sector} B sector (latencies / sectors moved): {}",
+        parts.join(", ")
+    );
 }
 
 /// Formats a byte count with a binary unit.

@@ -16,6 +16,12 @@
 //! - Every OOB read and write is a timed flash command: host-path OOB reads and header
 //!   programs under `Cause::Host`, fold (and GC) work under `Cause::Merge`; everything a write
 //!   causes, folds included, is attached to it (its response time includes them).
+//! - All flash commands, of every request, form one chain, each after the previous: the
+//!   paper's small controller does one thing at a time. So a fold is never interleaved with
+//!   other commands, its blocking time is the sum of its own commands, and it never exceeds
+//!   the bound of [`fold_clock`] (`merges.predicted_worst_blocking_ns`):
+//!   (2N - 1)·(tR_oob + bus(oob)) + N·(tR + bus(page)) + N·(bus(page) + tPROG) + 2·tBERS
+//!   for N pages per block (12.182 ms on `nftl-samsung`).
 //! - Lookup table: the rep-block table (replacement of each virtual block) and the page-status
 //!   bitmap (has the primary page of a sector been written) in RAM, copies of what the OOB
 //!   says, so host reads and writes skip those OOB reads (Table 2).
@@ -39,10 +45,14 @@
 mod cache;
 mod check;
 mod config;
+mod fold_clock;
 
 pub use config::{lookup_table_bytes, NftlConfig, RamCost, Sizing, PAGE_CACHE_ENTRY_BYTES};
+pub use fold_clock::worst_fold_ns;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use fold_clock::{Command, FoldClock};
 
 use cache::PageCache;
 
@@ -129,15 +139,13 @@ pub struct Nftl {
     free: VecDeque<BlockId>,
     cache: PageCache,
     seq: u64,
-    /// Last command of the current request (each decision waits for the previous one).
+    /// Last command issued: every command waits for the previous one (one chain).
     last: CmdId,
     data: Vec<u64>,
-    /// Folds whose last command is in flight: completion token -> (record, start time).
-    folds_in_flight: HashMap<u64, (MergeRecord, u64)>,
-    next_token: u64,
-    /// When the last fold finished: a GC's folds are issued together and run one after the
-    /// other, so each blocks from the end of the previous one.
-    last_fold_done_ns: u64,
+    /// Blocking times of the folds in flight.
+    folds: FoldClock,
+    /// The longest fold the design allows (`merges.predicted_worst_blocking_ns`).
+    worst_fold_ns: u64,
     stats: NftlStats,
 }
 
@@ -167,9 +175,17 @@ impl Nftl {
             seq: 0,
             last: CmdId::DONE,
             data: vec![0; spp as usize],
-            folds_in_flight: HashMap::new(),
-            next_token: 1,
-            last_fold_done_ns: 0,
+            folds: FoldClock::new(
+                &config.timing,
+                config.geometry.page_bytes,
+                config.geometry.oob_bytes,
+            ),
+            worst_fold_ns: worst_fold_ns(
+                &config.timing,
+                config.geometry.page_bytes,
+                config.geometry.oob_bytes,
+                sizing.pages_per_block,
+            ),
             stats: NftlStats::default(),
             sizing,
             cfg,
@@ -219,7 +235,8 @@ impl Nftl {
         cause: Cause,
     ) -> Result<Spare, SimError> {
         let after = [self.last];
-        let (id, spare) = ctx.read_oob(ppn, self.issue(req, cause).after(&after))?;
+        let issue = self.folds.tag(self.issue(req, cause), Command::OobRead);
+        let (id, spare) = ctx.read_oob(ppn, issue.after(&after))?;
         self.last = id;
         Ok(spare)
     }
@@ -233,7 +250,8 @@ impl Nftl {
     ) -> Result<(), SimError> {
         let after = [self.last];
         let bytes = self.layout.page_bytes;
-        self.last = ctx.read(&[ppn], bytes, self.issue(req, cause).after(&after))?;
+        let issue = self.folds.tag(self.issue(req, cause), Command::PageRead);
+        self.last = ctx.read(&[ppn], bytes, issue.after(&after))?;
         Ok(())
     }
 
@@ -250,7 +268,8 @@ impl Nftl {
         self.seq += 1;
         let entry = [OobEntry::new(lpn, self.seq, 0)];
         let after = [self.last];
-        let issue = self.issue(req, cause).after(&after);
+        let issue = self.folds.tag(self.issue(req, cause), Command::PageProgram);
+        let issue = issue.after(&after);
         self.last = match (ctx.payloads(), data) {
             (true, Some(d)) => ctx.program(&[ppn], &entry, Some(d), issue)?,
             (true, None) => {
@@ -273,7 +292,8 @@ impl Nftl {
         token: u64,
     ) -> Result<(), SimError> {
         let after = [self.last];
-        let issue = self.issue(req, cause).after(&after).token(token);
+        let issue = self.issue(req, cause).token(token);
+        let issue = self.folds.tag(issue, Command::Erase).after(&after);
         self.last = ctx.erase(block, issue)?;
         self.free.push_back(block);
         Ok(())
@@ -335,7 +355,7 @@ impl Nftl {
         extra: Option<u32>,
     ) -> Result<u64, SimError> {
         self.stats.folds += 1;
-        let start_ns = ctx.now();
+        let fold_id = self.folds.begin();
         let (p, r) = (self.primary[vb as usize], self.replacement[vb as usize]);
         let target = self
             .free
@@ -382,20 +402,15 @@ impl Nftl {
         // Stale copies left in the old blocks are invalid already. The last erase reports
         // the end of the fold (its blocking time).
         let erased: Vec<BlockId> = [p, r].into_iter().filter(|&b| b != NIL).collect();
-        let token = self.next_token;
-        self.next_token += 1;
-        self.folds_in_flight.insert(
-            token,
-            (
-                MergeRecord {
-                    kind: MergeKind::Fold,
-                    associativity: 1,
-                    blocking_ns: 0,
-                    pages_copied: copied as u32,
-                    erases: erased.len() as u32,
-                },
-                start_ns,
-            ),
+        self.folds.finish(
+            fold_id,
+            MergeRecord {
+                kind: MergeKind::Fold,
+                associativity: 1,
+                blocking_ns: 0,
+                pages_copied: copied as u32,
+                erases: erased.len() as u32,
+            },
         );
         for (i, &block) in erased.iter().enumerate() {
             if ctx.nand().block(block).valid_units != 0 {
@@ -404,7 +419,13 @@ impl Nftl {
                 )));
             }
             let last = i + 1 == erased.len();
-            self.erase(ctx, req, block, Cause::Merge, if last { token } else { 0 })?;
+            self.erase(
+                ctx,
+                req,
+                block,
+                Cause::Merge,
+                if last { fold_id } else { 0 },
+            )?;
         }
         self.primary[vb as usize] = target;
         self.replacement[vb as usize] = NIL;
@@ -719,7 +740,6 @@ impl Ftl for Nftl {
     }
 
     fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        self.last = CmdId::DONE;
         match sub.op {
             Op::Read => self.read(ctx, sub),
             Op::Write => self.write(ctx, sub),
@@ -733,19 +753,16 @@ impl Ftl for Nftl {
     }
 
     fn flash_done(&mut self, ctx: &mut FtlCtx<'_>, token: u64) -> Result<(), SimError> {
-        let (mut record, start_ns) = self
-            .folds_in_flight
-            .remove(&token)
-            .ok_or_else(|| self.bug(format!("unexpected completion token {token}")))?;
-        let began = start_ns.max(self.last_fold_done_ns);
-        record.blocking_ns = ctx.now().saturating_sub(began);
-        self.last_fold_done_ns = ctx.now();
-        ctx.record_merge(record);
+        if let Some(record) = self.folds.command_done(token, ctx.now())? {
+            ctx.record_merge(record);
+        }
         Ok(())
     }
 
     fn merge_profile(&self) -> Option<MergeProfile> {
-        Some(MergeProfile::default())
+        Some(MergeProfile {
+            predicted_worst_blocking_ns: Some(self.worst_fold_ns),
+        })
     }
 
     fn check_invariants(&self, nand: &Nand) -> Result<(), String> {
