@@ -63,6 +63,11 @@ fn time_per_sector_is_the_latency_sum_over_the_sectors_moved() {
         "{write:?}"
     );
     assert_eq!(read.latency_per_sector_ns, Some(reads_ns / 3.0), "{read:?}");
+    // The mean latency is exact too (the histogram keeps 3 significant digits).
+    assert_eq!(write.latency_ns.mean, writes_ns / 2.0, "{write:?}");
+    assert_eq!(read.latency_ns.mean, reads_ns / 2.0, "{read:?}");
+    let all = &report.host.all;
+    assert_eq!(all.latency_ns.mean, (writes_ns + reads_ns) / 4.0, "{all:?}");
     // Only reads and writes carry it.
     let json = report.to_json();
     for kind in ["trim", "flush", "all"] {
@@ -100,4 +105,41 @@ fn time_per_sector_counts_host_sectors_not_requests_or_pages() {
         "per sector {per_sector}, mean latency / 4 = {expected}"
     );
     assert_eq!(report.host.write.latency_per_sector_ns, Some(0.0));
+}
+
+/// The mean latencies are exact on a busy random run (odd latencies the histogram rounds),
+/// against the sum of the completed requests' latencies as an observer sees them.
+#[test]
+fn mean_latencies_are_the_exact_sums_over_the_counts() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let sets = [
+        "geometry.blocks_per_plane=16",
+        "ftl.over_provisioning=0.25",
+        "run.precondition=0",
+        "workload.count=3000",
+        "workload.queue_depth=16",
+    ];
+    let cfg = ExperimentConfig::with_sets("default", &sets).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(&cfg).unwrap_or_else(|e| panic!("{e}"));
+    let sums = Rc::new(RefCell::new([(0u128, 0u64); 2]));
+    let sink = sums.clone();
+    sim.set_observer(Box::new(move |c| {
+        let i = usize::from(c.op == Op::Write);
+        let mut s = sink.borrow_mut();
+        s[i].0 += u128::from(c.completion_ns - c.arrival_ns);
+        s[i].1 += 1;
+    }));
+    let source = flashlab_sim::workload_source(&cfg, &sim).unwrap_or_else(|e| panic!("{e}"));
+    let source = sim
+        .run(source, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = build_report(&sim, source.describe());
+    let [(read_sum, reads), (write_sum, writes)] = *sums.borrow();
+    assert!(reads > 0 && writes > 0);
+    let exact = |sum: u128, n: u64| sum as f64 / n as f64;
+    assert_eq!(report.host.read.latency_ns.mean, exact(read_sum, reads));
+    assert_eq!(report.host.write.latency_ns.mean, exact(write_sum, writes));
+    let all = exact(read_sum + write_sum, reads + writes);
+    assert_eq!(report.host.all.latency_ns.mean, all);
 }

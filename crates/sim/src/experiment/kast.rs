@@ -73,7 +73,7 @@ pub struct KastPoint {
     pub blocking_max_ns: u64,
     pub predicted_worst_ns: Option<u64>,
     /// Sum of the response times of the measured requests (the paper's I/O execution time).
-    pub total_io_ns: f64,
+    pub total_io_ns: u64,
 }
 
 impl KastStudy {
@@ -162,7 +162,8 @@ impl KastStudy {
             associativity_mean: m.associativity.mean,
             blocking_max_ns: m.blocking_ns.max,
             predicted_worst_ns: m.predicted_worst_blocking_ns,
-            total_io_ns: all.latency_ns.mean * all.count as f64,
+            // The exact mean times the count: the sum of the latencies.
+            total_io_ns: (all.latency_ns.mean * all.count as f64).round() as u64,
         })
     }
 }
@@ -184,7 +185,7 @@ pub fn table(points: &[KastPoint]) -> String {
             format!("{:.1}", p.blocking_max_ns as f64 / 1e6)
         }),
         ("Fig. 9 total I/O time (s)", |p| {
-            format!("{:.2}", p.total_io_ns / 1e9)
+            format!("{:.2}", p.total_io_ns as f64 / 1e9)
         }),
         ("pages copied by merges (thousands)", |p| {
             format!("{:.1}", p.pages_copied as f64 / 1e3)

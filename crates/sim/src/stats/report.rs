@@ -174,15 +174,27 @@ impl Report {
     }
 }
 
-fn op_report(count: u64, bytes: u64, latency: &Histogram<u64>, elapsed_ns: u64) -> OpReport {
+/// An operation's figures; the mean latency is exact (`latency_sum_ns` / `count`), the
+/// percentiles come from the histogram.
+fn op_report(
+    count: u64,
+    bytes: u64,
+    latency: &Histogram<u64>,
+    latency_sum_ns: u128,
+    elapsed_ns: u64,
+) -> OpReport {
     let secs = elapsed_ns as f64 / 1e9;
     let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
+    let mut latency_ns = LatencySummary::of(latency);
+    if count > 0 {
+        latency_ns.mean = latency_sum_ns as f64 / count as f64;
+    }
     OpReport {
         count,
         bytes,
         iops: per_s(count as f64),
         mb_per_s: per_s(bytes as f64 / 1e6),
-        latency_ns: LatencySummary::of(latency),
+        latency_ns,
         latency_per_sector_ns: None,
     }
 }
@@ -229,7 +241,7 @@ fn host_report(sim: &Simulation) -> HostReport {
     let elapsed = stats.elapsed_ns();
     let op = |op: Op| {
         let s = stats.op(op);
-        op_report(s.count, s.bytes, &s.latency, elapsed)
+        op_report(s.count, s.bytes, &s.latency, s.latency_sum_ns, elapsed)
     };
     let sector_bytes = u64::from(sim.config().host.sector_bytes);
     let per_sector = |o: Op| OpReport {
@@ -237,12 +249,19 @@ fn host_report(sim: &Simulation) -> HostReport {
         ..op(o)
     };
     let all_bytes: u64 = Op::ALL.iter().map(|&o| stats.op(o).bytes).sum();
+    let all_sum: u128 = Op::ALL.iter().map(|&o| stats.op(o).latency_sum_ns).sum();
     HostReport {
         read: per_sector(Op::Read),
         write: per_sector(Op::Write),
         trim: op(Op::Trim),
         flush: op(Op::Flush),
-        all: op_report(stats.completed(), all_bytes, stats.all_latency(), elapsed),
+        all: op_report(
+            stats.completed(),
+            all_bytes,
+            stats.all_latency(),
+            all_sum,
+            elapsed,
+        ),
         host_wait_ns: LatencySummary::of(stats.host_wait()),
     }
 }
