@@ -841,7 +841,7 @@ fn experiment_kast_writes_the_figures_csv_and_json() {
         "--requests",
         "300",
         "--set",
-        "geometry.blocks_per_plane=128",
+        "geometry.blocks_per_plane=512",
         "--no-progress",
     ]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
