@@ -128,6 +128,18 @@ pub struct Outcome {
     pub simulated_ns: u64,
 }
 
+/// A request of `sectors` 512-byte sectors from `first_sector`, arriving at time 0, without
+/// deadline (for tests that submit requests by hand).
+pub fn sector_request(op: Op, first_sector: u64, sectors: u64) -> Request {
+    Request {
+        arrival_ns: 0,
+        op,
+        offset_bytes: first_sector * 512,
+        len_bytes: sectors * 512,
+        deadline_ns: 0,
+    }
+}
+
 /// Logical size, in host sectors, of the device a configuration describes.
 pub fn logical_sectors(config: &ExperimentConfig) -> Result<u64, String> {
     let sim = Simulation::new(config).map_err(|e| format!("cannot build the simulation: {e}"))?;

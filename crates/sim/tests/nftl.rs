@@ -5,8 +5,9 @@
 
 use flashlab_sim::config::ExperimentConfig;
 use flashlab_sim::ftl::nftl::{lookup_table_bytes, Sizing};
-use flashlab_sim::host::{Op, Request};
+use flashlab_sim::host::Op;
 use flashlab_sim::stats::{build_report, Report};
+use flashlab_sim::testing::sector_request;
 use flashlab_sim::Simulation;
 
 fn run(pages_per_block: u32, extra: &[&str]) -> Report {
@@ -130,16 +131,6 @@ fn partial_page_writes_to_never_written_blocks_of_a_fresh_device() {
 /// nftl-samsung's worst fold for 32 pages per block (`fold_clock.rs`): 63 OOB reads of 10 us,
 /// 32 page reads of 36 us, 32 programs of 200 us, 2 erases of 2 ms.
 const SAMSUNG_WORST_FOLD_NS: u64 = 63 * 10_000 + 32 * 36_000 + 32 * 200_000 + 2 * 2_000_000;
-
-fn sector_request(op: Op, first_sector: u64, sectors: u64) -> Request {
-    Request {
-        arrival_ns: 0,
-        op,
-        offset_bytes: first_sector * 512,
-        len_bytes: sectors * 512,
-        deadline_ns: 0,
-    }
-}
 
 #[test]
 fn a_gc_fold_of_a_block_whose_replacement_holds_one_sector_is_the_predicted_worst() {

@@ -4,8 +4,9 @@
 //! latency is the sum of its flash commands.
 
 use flashlab_sim::config::ExperimentConfig;
-use flashlab_sim::host::{Op, Request};
+use flashlab_sim::host::Op;
 use flashlab_sim::stats::{build_report, render_table};
+use flashlab_sim::testing::sector_request;
 use flashlab_sim::Simulation;
 
 /// nftl-samsung's commands with their bus transfers (512 B at 20 MB/s: 25.6 us; 16 B: 0.8 us).
@@ -13,16 +14,6 @@ const PAGE_READ_NS: f64 = 10_400.0 + 25_600.0;
 const PAGE_PROGRAM_NS: f64 = 25_600.0 + 174_400.0;
 const OOB_PROGRAM_NS: f64 = 800.0 + 199_200.0;
 const OOB_READ_NS: f64 = 9_200.0 + 800.0;
-
-fn request(op: Op, first_sector: u64, sectors: u64) -> Request {
-    Request {
-        arrival_ns: 0,
-        op,
-        offset_bytes: first_sector * 512,
-        len_bytes: sectors * 512,
-        deadline_ns: 0,
-    }
-}
 
 #[test]
 fn time_per_sector_is_the_latency_sum_over_the_sectors_moved() {
@@ -43,10 +34,10 @@ fn time_per_sector_is_the_latency_sum_over_the_sectors_moved() {
     // reads, not the backward search of the replacement block (its one page), so each sector
     // is an OOB read and a page read of the primary.
     for r in [
-        request(Op::Write, 0, 4),
-        request(Op::Write, 0, 1),
-        request(Op::Read, 1, 2),
-        request(Op::Read, 3, 1),
+        sector_request(Op::Write, 0, 4),
+        sector_request(Op::Write, 0, 1),
+        sector_request(Op::Read, 1, 2),
+        sector_request(Op::Read, 3, 1),
     ] {
         sim.submit(r).unwrap_or_else(|e| panic!("{e}"));
         sim.run_until_idle().unwrap_or_else(|e| panic!("{e}"));

@@ -295,42 +295,23 @@ impl WorkloadConfig {
             ))
         };
         let d = WorkloadConfig::default();
-        keep(
-            "block_size",
-            &self.block_size,
-            self.block_size == d.block_size,
-        )?;
-        keep(
-            "read_fraction",
-            &self.read_fraction,
-            self.read_fraction == d.read_fraction,
-        )?;
-        keep(
-            "trim_fraction",
-            &self.trim_fraction,
-            self.trim_fraction == d.trim_fraction,
-        )?;
-        keep(
-            "flush_every",
-            &self.flush_every,
-            self.flush_every == d.flush_every,
-        )?;
-        keep(
-            "align_bytes",
-            &self.align_bytes,
-            self.align_bytes == d.align_bytes,
-        )?;
-        keep(
-            "zipf_theta",
-            &self.zipf_theta,
-            self.zipf_theta == d.zipf_theta,
-        )?;
-        keep("hot_space", &self.hot_space, self.hot_space == d.hot_space)?;
-        keep(
-            "hot_access",
-            &self.hot_access,
-            self.hot_access == d.hot_access,
-        )
+        // Each field named once: its name, its value and whether it kept its default.
+        macro_rules! at_default {
+            ($($field:ident),*) => {
+                $( keep(stringify!($field), &self.$field, self.$field == d.$field)?; )*
+            };
+        }
+        at_default!(
+            block_size,
+            read_fraction,
+            trim_fraction,
+            flush_every,
+            align_bytes,
+            zipf_theta,
+            hot_space,
+            hot_access
+        );
+        Ok(())
     }
 
     /// The web and fsbench parameters apply to their kinds only.
@@ -355,39 +336,22 @@ impl WorkloadConfig {
                 ),
             ))
         };
-        let web = Pattern::Web;
-        only(
-            "web_cache_fraction",
-            &self.web_cache_fraction,
-            self.web_cache_fraction == d.web_cache_fraction,
-            web,
-        )?;
-        only(
-            "web_used_fraction",
-            &self.web_used_fraction,
-            self.web_used_fraction == d.web_used_fraction,
-            web,
-        )?;
-        only(
-            "web_hit_fraction",
-            &self.web_hit_fraction,
-            self.web_hit_fraction == d.web_hit_fraction,
-            web,
-        )?;
-        let fs = Pattern::Fsbench;
+        macro_rules! only_for {
+            ($kind:expr => $($field:ident),*) => {
+                $( only(stringify!($field), &self.$field, self.$field == d.$field, $kind)?; )*
+            };
+        }
+        only_for!(Pattern::Web => web_cache_fraction, web_used_fraction, web_hit_fraction);
         let phases = crate::config::settings::render_value(&self.fsbench_phases);
+        let fs = Pattern::Fsbench;
         only(
             "fsbench_phases",
             &phases,
             self.fsbench_phases == d.fsbench_phases,
             fs,
         )?;
-        only(
-            "fsbench_utilisation",
-            &self.fsbench_utilisation,
-            self.fsbench_utilisation == d.fsbench_utilisation,
-            fs,
-        )
+        only_for!(fs => fsbench_utilisation);
+        Ok(())
     }
 
     /// The fsbench volume's utilisation: the one asked, or the paper's for the phases.
