@@ -817,6 +817,8 @@ impl Simulation {
             merges: &mut self.merge_stats,
             rng: &mut self.rng,
             cpu_ns: 0,
+            cpu_by_activity: [0; 5],
+            map_unit_ns: 0,
             host_outstanding: self.order.len(),
             sector_bytes: self.sector_bytes as u32,
         };

@@ -79,6 +79,55 @@ pub trait Ftl {
     fn merge_profile(&self) -> Option<MergeProfile> {
         None
     }
+    /// Which of the `cores` FTL cores must run `call` (`0 .. cores`), for FTLs whose mapping
+    /// table is split statically across cores (fmmu.txt section 3.2); `None`: any free core.
+    fn core_for(&self, _call: CallTarget<'_>, _cores: u32) -> Option<u32> {
+        None
+    }
+}
+
+/// The FTL entry point a handler call is for (see [`Ftl::core_for`]).
+#[derive(Debug, Clone, Copy)]
+pub enum CallTarget<'a> {
+    Submit(&'a SubRequest),
+    FlashDone(u64),
+    Wakeup(u64),
+    Idle,
+}
+
+/// What FTL CPU time is spent on; the report splits the FTL's busy time by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CpuActivity {
+    /// Map-cache lookups (hit or miss handling).
+    Lookup,
+    /// Mapping updates after writes and GC copies.
+    Update,
+    /// Writing dirty map entries back (finding them, building the translation page).
+    Flush,
+    /// Garbage collection decisions.
+    Gc,
+    /// Everything else (command handling, buffers).
+    Other,
+}
+
+impl CpuActivity {
+    pub const ALL: [CpuActivity; 5] = [
+        CpuActivity::Lookup,
+        CpuActivity::Update,
+        CpuActivity::Flush,
+        CpuActivity::Gc,
+        CpuActivity::Other,
+    ];
+    /// Report key.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuActivity::Lookup => "lookup",
+            CpuActivity::Update => "update",
+            CpuActivity::Flush => "flush",
+            CpuActivity::Gc => "gc",
+            CpuActivity::Other => "other",
+        }
+    }
 }
 
 /// Garbage-collection counters common to FTLs (reported under `gc`), split by when the work
@@ -228,6 +277,10 @@ pub struct FtlCtx<'a> {
     pub(crate) merges: &'a mut MergeStats,
     pub(crate) rng: &'a mut Pcg64Mcg,
     pub(crate) cpu_ns: u64,
+    /// CPU time of this call per [`CpuActivity`] (sums to `cpu_ns`).
+    pub(crate) cpu_by_activity: [u64; 5],
+    /// Time of this call on the FTL's hardware map unit ([`FtlCtx::charge_map_unit`]).
+    pub(crate) map_unit_ns: u64,
     pub(crate) host_outstanding: usize,
     pub(crate) sector_bytes: u32,
 }
@@ -269,9 +322,20 @@ impl<'a> FtlCtx<'a> {
     pub fn rng(&mut self) -> &mut Pcg64Mcg {
         self.rng
     }
-    /// Charges `ns` of FTL CPU time to this handler.
+    /// Charges `ns` of FTL CPU time to this handler (as [`CpuActivity::Other`]).
     pub fn charge_cpu(&mut self, ns: u64) {
+        self.charge_cpu_for(CpuActivity::Other, ns);
+    }
+    /// Charges `ns` of FTL CPU time spent on `activity` to this handler.
+    pub fn charge_cpu_for(&mut self, activity: CpuActivity, ns: u64) {
         self.cpu_ns += ns;
+        self.cpu_by_activity[activity as usize] += ns;
+    }
+    /// Charges `ns` on the FTL's hardware map unit (FMMU, fmmu.txt section 4): one unit beside
+    /// the CPU cores that serves its work in order; the handler's effects take effect once
+    /// both its CPU time and its map-unit time have run.
+    pub fn charge_map_unit(&mut self, ns: u64) {
+        self.map_unit_ns += ns;
     }
     /// Asks for [`Ftl::wakeup`] with `token` at absolute time `at_ns` (not earlier than now).
     pub fn wake_at(&mut self, at_ns: u64, token: u64) {
