@@ -11,4 +11,6 @@ mod addr;
 mod state;
 
 pub use addr::{BlockId, DieId, Divisor, Layout, Ppn, UnitAddr};
-pub use state::{BlockMeta, Nand, NandError, OobEntry, Spare, OOB_ENTRY_BYTES};
+pub use state::{
+    BlockMeta, Nand, NandError, OobEntry, Spare, OOB_ENTRY_BYTES, OOB_FLAG_TRANSLATION,
+};
