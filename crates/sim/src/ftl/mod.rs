@@ -24,6 +24,7 @@ pub mod mtftl;
 pub mod nftl;
 pub mod pagemap;
 pub mod registry;
+pub mod twolevel;
 
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;

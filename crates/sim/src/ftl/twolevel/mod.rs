@@ -1,0 +1,13 @@
+//! The building blocks of the two-level map caches CDFTL and FMMU (fmmu.txt section 4): the
+//! set-associative cache of map blocks with second-chance replacement among clean blocks and
+//! in-cache MSHRs ([`setassoc`]), the Dirty Translation List with next links and the
+//! cost-benefit flush victim ([`dtl`]), the flush watermarks and the weighted round-robin
+//! arbiter ([`pacing`]). Pure structures, unit tested here; the FTLs use them.
+
+pub mod dtl;
+pub mod pacing;
+pub mod setassoc;
+
+pub use dtl::{Dtl, FlushOrder};
+pub use pacing::{Queue, Watermarks, Wrr};
+pub use setassoc::{Allocated, Mshrs, SetAssoc, SetBusy, NIL};
