@@ -2,12 +2,15 @@
 //! set-associative cache of map blocks with second-chance replacement among clean blocks and
 //! in-cache MSHRs ([`setassoc`]), the Dirty Translation List with next links and the
 //! cost-benefit flush victim ([`dtl`]), the flush watermarks and the weighted round-robin
-//! arbiter ([`pacing`]). Pure structures, unit tested here; the FTLs use them.
+//! arbiter ([`pacing`]), the cache shapes and address arithmetic, and CDFTL's flush scan
+//! ([`geometry`]). Pure structures, unit tested here; the FTLs use them.
 
 pub mod dtl;
+pub mod geometry;
 pub mod pacing;
 pub mod setassoc;
 
 pub use dtl::{Dtl, FlushOrder};
+pub use geometry::{scan_dirty_blocks, TwoLevelGeometry, ENTRY_BYTES};
 pub use pacing::{Queue, Watermarks, Wrr};
 pub use setassoc::{Allocated, Mshrs, SetAssoc, SetBusy, NIL};
