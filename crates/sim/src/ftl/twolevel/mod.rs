@@ -3,13 +3,15 @@
 //! in-cache MSHRs ([`setassoc`]), the Dirty Translation List with next links and the
 //! cost-benefit flush victim ([`dtl`]), the flush watermarks and the weighted round-robin
 //! arbiter ([`pacing`]), the cache shapes and address arithmetic, and CDFTL's flush scan
-//! ([`geometry`]). Pure structures, unit tested here; the FTLs use them.
+//! ([`geometry`]); the FMMU flow over them ([`controller`]). Pure structures, unit tested here; the FTLs use them.
 
+pub mod controller;
 pub mod dtl;
 pub mod geometry;
 pub mod pacing;
 pub mod setassoc;
 
+pub use controller::{Access, Action, TwoLevel, TwoLevelStats};
 pub use dtl::{Dtl, FlushOrder};
 pub use geometry::{scan_dirty_blocks, TwoLevelGeometry, ENTRY_BYTES};
 pub use pacing::{Queue, Watermarks, Wrr};

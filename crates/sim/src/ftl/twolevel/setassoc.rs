@@ -121,6 +121,16 @@ impl SetAssoc {
         Ok(Allocated { slot, evicted })
     }
 
+    /// Whether [`SetAssoc::allocate`] of block `key` would fail now (no invalid way and
+    /// every way dirty or loading).
+    pub fn would_block(&self, key: u32) -> bool {
+        let first = self.set_of(key) * self.ways;
+        (first..first + self.ways).all(|s| {
+            let f = self.flags[s as usize];
+            f & VALID != 0 && f & (DIRTY | TRANSIENT) != 0
+        })
+    }
+
     fn free_way(&self, set: u32) -> Option<u32> {
         let first = set * self.ways;
         (first..first + self.ways).find(|&s| self.flags[s as usize] & VALID == 0)

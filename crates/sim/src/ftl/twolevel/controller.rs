@@ -1,0 +1,364 @@
+//! The FMMU map-cache flow (fmmu.txt sections 4.2-4.5, Fig. 8) over the structures of this
+//! module, independent of how the FTL times or stores anything: requests (`R`, the caller's
+//! id) go to the CMT; a CMT miss allocates a block, logs the request in it and asks the CTP; a
+//! CTP miss allocates a translation-page block and asks the caller to load it
+//! ([`Action::Load`]); the load's completion ([`TwoLevel::load_done`]) fills the CTP block, then
+//! every CMT block waiting on it, and hands back every request logged in them, in order, for the
+//! caller to run again (they now hit). Updates mark CMT blocks dirty and register them in the
+//! DTL. [`TwoLevel::flush_step`] flushes one DTL victim into the CTP when the CMT's non-dirty
+//! blocks are at the low watermark (until the high one), and writes the oldest dirty CTP block
+//! back ([`Action::Write`]) under the CTP's own watermarks; the caller alternates it with
+//! requests. A request whose CMT set (or whose translation page's CTP set) has no evictable
+//! way is refused ([`Access::Blocked`]) and retried by the caller after a flush.
+//!
+//! Where the paper is silent: a CMT flush whose translation page is loading waits on that load
+//! (CTP MSHR #1); a CMT flush whose CTP set has no evictable way is written through as a
+//! read-modify-write of the translation page ([`Action::ReadModifyWrite`]) rather than waiting,
+//! so a CTP set full of dirty pages cannot stall the CMT.
+
+use super::{Dtl, FlushOrder, Mshrs, SetAssoc, TwoLevelGeometry, Watermarks};
+
+/// What [`TwoLevel::access`] did with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Served from the CMT (`ctp`: after a CMT miss that hit in the CTP).
+    Hit { ctp: bool },
+    /// Logged in a loading CMT block; comes back from [`TwoLevel::load_done`].
+    Waiting,
+    /// No evictable way: retry after a flush.
+    Blocked,
+}
+
+/// Flash work the caller must do for the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Read translation page `tvpn`, then call [`TwoLevel::load_done`].
+    Load(u32),
+    /// Program translation page `tvpn` (its entries are clean in the cache from now).
+    Write(u32),
+    /// Read and program translation page `tvpn` (a flush that found no CTP way).
+    ReadModifyWrite(u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum CtpWaiter {
+    /// A CMT block waiting to be filled.
+    Load(u32),
+    /// A CMT flush of this page's entries.
+    Flush,
+}
+
+/// Counters of the cache's work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TwoLevelStats {
+    pub cmt_lookups: u64,
+    pub cmt_hits: u64,
+    pub ctp_lookups: u64,
+    pub ctp_hits: u64,
+    /// Requests logged on a CMT block already loading, and CMT loads logged on a CTP block
+    /// already loading (no new flash read for either).
+    pub misses_coalesced: u64,
+    pub blocked: u64,
+    /// CMT flushes (one TVPN each) and the CMT blocks they cleaned.
+    pub flushes: u64,
+    pub blocks_flushed: u64,
+}
+
+/// The two-level cache (see the module doc).
+pub struct TwoLevel<R: Copy> {
+    geometry: TwoLevelGeometry,
+    cmt: SetAssoc,
+    ctp: SetAssoc,
+    cmt_waiting: Mshrs<R>,
+    ctp_waiting: Mshrs<CtpWaiter>,
+    dtl: Dtl,
+    ctp_order: FlushOrder,
+    cmt_marks: Watermarks,
+    ctp_marks: Watermarks,
+    flush_window: u32,
+    actions: Vec<Action>,
+    slots: Vec<u32>,
+    waiters: Vec<CtpWaiter>,
+    pub stats: TwoLevelStats,
+}
+
+impl<R: Copy> TwoLevel<R> {
+    /// A cache of `geometry` over `tvpns` translation pages; watermarks as (low, high)
+    /// non-dirty blocks of each cache; `flush_window` DTL entries examined per victim.
+    pub fn new(
+        geometry: TwoLevelGeometry,
+        tvpns: u32,
+        cmt_marks: Watermarks,
+        ctp_marks: Watermarks,
+        flush_window: u32,
+    ) -> Self {
+        let (cmt_slots, ctp_slots) = (geometry.cmt_slots(), geometry.ctp_slots());
+        TwoLevel {
+            geometry,
+            cmt: SetAssoc::new(geometry.cmt_sets, geometry.cmt_ways),
+            ctp: SetAssoc::new(geometry.ctp_sets, geometry.ctp_ways),
+            cmt_waiting: Mshrs::new(cmt_slots),
+            ctp_waiting: Mshrs::new(ctp_slots),
+            dtl: Dtl::new(tvpns, cmt_slots),
+            ctp_order: FlushOrder::new(ctp_slots),
+            cmt_marks,
+            ctp_marks,
+            flush_window,
+            actions: Vec::new(),
+            slots: Vec::new(),
+            waiters: Vec::new(),
+            stats: TwoLevelStats::default(),
+        }
+    }
+
+    pub fn geometry(&self) -> &TwoLevelGeometry {
+        &self.geometry
+    }
+    pub fn cmt(&self) -> &SetAssoc {
+        &self.cmt
+    }
+    pub fn ctp(&self) -> &SetAssoc {
+        &self.ctp
+    }
+
+    /// Flash work asked for since the last call, in order.
+    pub fn take_actions(&mut self, out: &mut Vec<Action>) {
+        out.append(&mut self.actions);
+    }
+
+    /// A Lookup (`update = false`) or Update/CondUpdate (`update = true`) of DLPN `lpn` for
+    /// request `request`.
+    pub fn access(&mut self, lpn: u32, request: R, update: bool) -> Access {
+        let block = self.geometry.cmt_block(lpn);
+        if let Some(slot) = self.cmt.find(block) {
+            self.stats.cmt_lookups += 1;
+            if self.cmt.is_transient(slot) {
+                self.cmt_waiting.log(slot, request);
+                self.stats.misses_coalesced += 1;
+                return Access::Waiting;
+            }
+            self.stats.cmt_hits += 1;
+            if update {
+                self.dirty(slot, block);
+            }
+            return Access::Hit { ctp: false };
+        }
+        let tvpn = self.geometry.tvpn_of_block(block);
+        let ctp_slot = self.ctp.find(tvpn);
+        if ctp_slot.is_none() && self.ctp.would_block(tvpn) || self.cmt.would_block(block) {
+            self.stats.blocked += 1;
+            return Access::Blocked;
+        }
+        self.stats.cmt_lookups += 1;
+        self.stats.ctp_lookups += 1;
+        let slot = self.cmt.allocate(block).expect("checked").slot;
+        match ctp_slot {
+            Some(c) if !self.ctp.is_transient(c) => {
+                self.stats.ctp_hits += 1;
+                self.cmt.fill(slot);
+                if update {
+                    self.dirty(slot, block);
+                }
+                Access::Hit { ctp: true }
+            }
+            Some(c) => {
+                self.stats.misses_coalesced += 1;
+                self.ctp_waiting.log(c, CtpWaiter::Load(slot));
+                self.cmt_waiting.log(slot, request);
+                Access::Waiting
+            }
+            None => {
+                let c = self.ctp.allocate(tvpn).expect("checked").slot;
+                self.actions.push(Action::Load(tvpn));
+                self.ctp_waiting.log(c, CtpWaiter::Load(slot));
+                self.cmt_waiting.log(slot, request);
+                Access::Waiting
+            }
+        }
+    }
+
+    fn dirty(&mut self, slot: u32, block: u32) {
+        let tvpn = self.geometry.tvpn_of_block(block);
+        if self.cmt.mark_dirty(slot) {
+            self.dtl.block_dirtied(tvpn, slot);
+        } else {
+            self.dtl.block_updated(tvpn);
+        }
+    }
+
+    /// Translation page `tvpn` was read: fills its CTP block and the CMT blocks waiting on it,
+    /// and appends their requests, in the order they were logged, to `released`.
+    pub fn load_done(&mut self, tvpn: u32, released: &mut Vec<R>) {
+        let Some(c) = self.ctp.peek(tvpn) else {
+            return;
+        };
+        self.ctp.fill(c);
+        let mut waiters = std::mem::take(&mut self.waiters);
+        self.ctp_waiting.release(c, &mut waiters);
+        for &w in &waiters {
+            match w {
+                CtpWaiter::Load(slot) => {
+                    self.cmt.fill(slot);
+                    self.cmt_waiting.release(slot, released);
+                }
+                CtpWaiter::Flush => {
+                    self.ctp.mark_dirty(c);
+                    self.ctp_order.push(c);
+                }
+            }
+        }
+        waiters.clear();
+        self.waiters = waiters;
+    }
+
+    /// One step of flushing (module doc); returns whether it did anything.
+    pub fn flush_step(&mut self) -> bool {
+        let mut did = false;
+        if self.cmt_marks.should_flush(self.cmt.non_dirty()) {
+            if let Some(tvpn) = self.dtl.choose_victim(self.flush_window) {
+                self.flush_cmt(tvpn);
+                did = true;
+            }
+        }
+        if self.ctp_marks.should_flush(self.ctp.non_dirty()) {
+            if let Some(c) = self.ctp_order.pop() {
+                self.ctp.mark_clean(c);
+                let tvpn = self.ctp.key(c).expect("a queued CTP block is valid");
+                self.actions.push(Action::Write(tvpn));
+                did = true;
+            }
+        }
+        did
+    }
+
+    fn flush_cmt(&mut self, tvpn: u32) {
+        self.slots.clear();
+        let blocks = self.dtl.take(tvpn, &mut self.slots);
+        for &s in &self.slots {
+            self.cmt.mark_clean(s);
+        }
+        self.stats.flushes += 1;
+        self.stats.blocks_flushed += u64::from(blocks);
+        match self.ctp.find(tvpn) {
+            Some(c) if !self.ctp.is_transient(c) => {
+                self.ctp.mark_dirty(c);
+                self.ctp_order.push(c);
+            }
+            Some(c) => self.ctp_waiting.log(c, CtpWaiter::Flush),
+            None => match self.ctp.allocate(tvpn) {
+                Ok(a) => {
+                    self.actions.push(Action::Load(tvpn));
+                    self.ctp_waiting.log(a.slot, CtpWaiter::Flush);
+                }
+                Err(_) => self.actions.push(Action::ReadModifyWrite(tvpn)),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 16 entries per translation page, 4 per CMT block; `cmt_ways` x 1 set of CMT, 8 CTP
+    /// pages.
+    fn cache(cmt_ways: u32, cmt_marks: (u32, u32)) -> TwoLevel<u32> {
+        let g = TwoLevelGeometry::new(64, 16, u64::from(16 * cmt_ways), cmt_ways, 512, 8).unwrap();
+        let (low, high) = cmt_marks;
+        TwoLevel::new(g, 64, Watermarks::new(low, high), Watermarks::new(0, 1), 0)
+    }
+
+    fn actions(c: &mut TwoLevel<u32>) -> Vec<Action> {
+        let mut out = Vec::new();
+        c.take_actions(&mut out);
+        out
+    }
+
+    /// Loads `lpn`'s page and makes its CMT block dirty.
+    fn dirty(c: &mut TwoLevel<u32>, lpn: u32) {
+        if c.access(lpn, 0, true) == Access::Waiting {
+            let mut released = Vec::new();
+            c.load_done(c.geometry().tvpn(lpn), &mut released);
+            assert_eq!(c.access(lpn, 0, true), Access::Hit { ctp: false });
+        }
+    }
+
+    #[test]
+    fn many_misses_on_one_block_and_one_page_are_served_by_one_load() {
+        let mut c = cache(2, (0, 1));
+        for r in 0..100 {
+            assert_eq!(c.access(r % 4, r, r % 2 == 0), Access::Waiting);
+        }
+        // Another CMT block of the same translation page waits on the same CTP load.
+        assert_eq!(c.access(4, 100, false), Access::Waiting);
+        assert_eq!(actions(&mut c), vec![Action::Load(0)], "one flash read");
+        assert_eq!(c.stats.misses_coalesced, 100);
+        let mut released = Vec::new();
+        c.load_done(0, &mut released);
+        assert_eq!(released, (0..=100).collect::<Vec<_>>(), "all, in order");
+        assert_eq!(c.access(3, 101, false), Access::Hit { ctp: false });
+        assert_eq!(c.access(4, 102, false), Access::Hit { ctp: false });
+        assert!(actions(&mut c).is_empty());
+    }
+
+    #[test]
+    fn a_request_blocks_only_on_a_whole_dirty_set_and_a_flush_releases_it() {
+        let mut c = cache(2, (0, 2));
+        dirty(&mut c, 0);
+        assert_eq!(
+            c.access(20, 1, false),
+            Access::Waiting,
+            "one clean way left"
+        );
+        let mut released = Vec::new();
+        c.load_done(1, &mut released);
+        // Block 5 (lpn 20) is clean: a miss evicts it instead of blocking.
+        assert_eq!(c.access(4, 2, true), Access::Hit { ctp: true });
+        assert_eq!(c.stats.blocked, 0);
+        c.access(4, 2, true);
+        assert_eq!(c.cmt().dirty(), 2);
+        assert_eq!(c.access(8, 3, false), Access::Blocked);
+        assert_eq!(c.stats.blocked, 1);
+        assert!(c.flush_step(), "no clean block: at the low watermark");
+        assert_eq!((c.stats.flushes, c.stats.blocks_flushed), (1, 2));
+        assert_eq!(c.access(8, 3, false), Access::Hit { ctp: true });
+    }
+
+    #[test]
+    fn flushing_runs_from_the_low_to_the_high_watermark() {
+        let mut c = cache(8, (2, 5));
+        for k in 0..5 {
+            dirty(&mut c, 16 * k);
+        }
+        assert_eq!(c.cmt().non_dirty(), 3);
+        assert!(!c.flush_step(), "above the low watermark");
+        dirty(&mut c, 16 * 5);
+        assert!(c.flush_step());
+        assert!(c.flush_step(), "between the watermarks");
+        assert!(c.flush_step());
+        assert_eq!(c.cmt().non_dirty(), 5);
+        assert!(!c.flush_step(), "stopped at the high watermark");
+        assert_eq!(c.stats.flushes, 3);
+    }
+
+    #[test]
+    fn the_ctp_writes_pages_back_in_the_order_the_cmt_flushed_them() {
+        let g = TwoLevelGeometry::new(64, 16, 16, 1, 512, 8).unwrap();
+        let mut c: TwoLevel<u32> =
+            TwoLevel::new(g, 64, Watermarks::new(0, 1), Watermarks::new(5, 8), 0);
+        for tvpn in [3, 1, 2] {
+            dirty(&mut c, 16 * tvpn);
+            assert!(c.flush_step());
+        }
+        while c.flush_step() {}
+        let writes: Vec<Action> = actions(&mut c)
+            .into_iter()
+            .filter(|a| matches!(a, Action::Write(_)))
+            .collect();
+        assert_eq!(
+            writes,
+            vec![Action::Write(3), Action::Write(1), Action::Write(2)]
+        );
+        assert_eq!(c.ctp().dirty(), 0);
+    }
+}
