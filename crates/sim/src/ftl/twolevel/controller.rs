@@ -18,6 +18,17 @@
 
 use super::{Dtl, FlushOrder, Mshrs, SetAssoc, TwoLevelGeometry, Watermarks};
 
+/// How a flush finds the dirty CMT blocks of a translation page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlushSearch {
+    /// FMMU: the DTL's next links; victim by the DTL's cost-benefit.
+    Dtl,
+    /// CDFTL (fmmu.txt 5.2): no such structure. The victim is the page of the first dirty
+    /// block a rotating cursor meets, and every CMT block is tested for its dirty blocks
+    /// (`TwoLevelStats::blocks_scanned` counts them, the input of the flush cost).
+    Scan,
+}
+
 /// What [`TwoLevel::access`] did with a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -62,6 +73,8 @@ pub struct TwoLevelStats {
     /// CMT flushes (one TVPN each) and the CMT blocks they cleaned.
     pub flushes: u64,
     pub blocks_flushed: u64,
+    /// CMT blocks tested by [`FlushSearch::Scan`] flushes.
+    pub blocks_scanned: u64,
 }
 
 /// The two-level cache (see the module doc).
@@ -76,6 +89,8 @@ pub struct TwoLevel<R: Copy> {
     cmt_marks: Watermarks,
     ctp_marks: Watermarks,
     flush_window: u32,
+    search: FlushSearch,
+    scan_cursor: u32,
     actions: Vec<Action>,
     slots: Vec<u32>,
     waiters: Vec<CtpWaiter>,
@@ -104,11 +119,19 @@ impl<R: Copy> TwoLevel<R> {
             cmt_marks,
             ctp_marks,
             flush_window,
+            search: FlushSearch::Dtl,
+            scan_cursor: 0,
             actions: Vec::new(),
             slots: Vec::new(),
             waiters: Vec::new(),
             stats: TwoLevelStats::default(),
         }
+    }
+
+    /// Finds flush victims by `search` (default [`FlushSearch::Dtl`]); set before use.
+    pub fn with_search(mut self, search: FlushSearch) -> Self {
+        self.search = search;
+        self
     }
 
     pub fn geometry(&self) -> &TwoLevelGeometry {
@@ -179,10 +202,11 @@ impl<R: Copy> TwoLevel<R> {
 
     fn dirty(&mut self, slot: u32, block: u32) {
         let tvpn = self.geometry.tvpn_of_block(block);
-        if self.cmt.mark_dirty(slot) {
-            self.dtl.block_dirtied(tvpn, slot);
-        } else {
-            self.dtl.block_updated(tvpn);
+        let newly = self.cmt.mark_dirty(slot);
+        match (self.search, newly) {
+            (FlushSearch::Scan, _) => {}
+            (FlushSearch::Dtl, true) => self.dtl.block_dirtied(tvpn, slot),
+            (FlushSearch::Dtl, false) => self.dtl.block_updated(tvpn),
         }
     }
 
@@ -215,7 +239,7 @@ impl<R: Copy> TwoLevel<R> {
     pub fn flush_step(&mut self) -> bool {
         let mut did = false;
         if self.cmt_marks.should_flush(self.cmt.non_dirty()) {
-            if let Some(tvpn) = self.dtl.choose_victim(self.flush_window) {
+            if let Some(tvpn) = self.flush_victim() {
                 self.flush_cmt(tvpn);
                 did = true;
             }
@@ -231,9 +255,32 @@ impl<R: Copy> TwoLevel<R> {
         did
     }
 
+    fn flush_victim(&mut self) -> Option<u32> {
+        match self.search {
+            FlushSearch::Dtl => self.dtl.choose_victim(self.flush_window),
+            FlushSearch::Scan => {
+                let n = self.cmt.slots();
+                let slot = (0..n)
+                    .map(|i| (self.scan_cursor + i) % n)
+                    .find(|&s| self.cmt.is_dirty(s))?;
+                self.scan_cursor = (slot + 1) % n;
+                let block = self.cmt.key(slot).expect("a dirty slot is valid");
+                Some(self.geometry.tvpn_of_block(block))
+            }
+        }
+    }
+
     fn flush_cmt(&mut self, tvpn: u32) {
         self.slots.clear();
-        let blocks = self.dtl.take(tvpn, &mut self.slots);
+        let blocks = match self.search {
+            FlushSearch::Dtl => self.dtl.take(tvpn, &mut self.slots),
+            FlushSearch::Scan => {
+                let scanned =
+                    super::scan_dirty_blocks(&self.cmt, &self.geometry, tvpn, &mut self.slots);
+                self.stats.blocks_scanned += u64::from(scanned);
+                self.slots.len() as u32
+            }
+        };
         for &s in &self.slots {
             self.cmt.mark_clean(s);
         }
@@ -339,6 +386,26 @@ mod tests {
         assert_eq!(c.cmt().non_dirty(), 5);
         assert!(!c.flush_step(), "stopped at the high watermark");
         assert_eq!(c.stats.flushes, 3);
+    }
+
+    #[test]
+    fn cdftl_flushes_find_a_pages_dirty_blocks_by_scanning_every_cmt_block() {
+        let mut c = cache(8, (4, 8)).with_search(FlushSearch::Scan);
+        for lpn in [16, 0, 20, 36] {
+            dirty(&mut c, lpn); // blocks 4 and 5 of page 1, block 0 of page 0, 9 of page 2
+        }
+        assert!(c.flush_step());
+        let (first, after_first) = (c.stats.blocks_flushed, c.cmt().dirty());
+        assert_eq!(c.stats.blocks_scanned, 8, "every CMT block tested");
+        assert_eq!(
+            (first, after_first),
+            (2, 2),
+            "page 1's two blocks in one flush"
+        );
+        while c.flush_step() {}
+        assert_eq!((c.stats.flushes, c.stats.blocks_flushed), (3, 4));
+        assert_eq!(c.stats.blocks_scanned, 24);
+        assert_eq!(c.cmt().dirty(), 0);
     }
 
     #[test]

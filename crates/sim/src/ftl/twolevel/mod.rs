@@ -11,7 +11,7 @@ pub mod geometry;
 pub mod pacing;
 pub mod setassoc;
 
-pub use controller::{Access, Action, TwoLevel, TwoLevelStats};
+pub use controller::{Access, Action, FlushSearch, TwoLevel, TwoLevelStats};
 pub use dtl::{Dtl, FlushOrder};
 pub use geometry::{scan_dirty_blocks, TwoLevelGeometry, ENTRY_BYTES};
 pub use pacing::{Queue, Watermarks, Wrr};
