@@ -17,6 +17,7 @@
 //! (non-blocking map caches with many misses in flight, partial GC steps, EDF-ordered work,
 //! an RTOS of FTL tasks) without special cases in the engine.
 
+pub mod demand;
 pub mod logblock;
 pub mod mapping;
 pub mod merge;

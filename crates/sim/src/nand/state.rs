@@ -107,6 +107,12 @@ pub enum NandError {
     ReadUnwritten { block: BlockId, page: u32 },
     #[error("erase of block {block} destroys {valid} valid units")]
     EraseValid { block: BlockId, valid: u32 },
+    #[error("erase of block {block} destroys live translation page {page} (unit slot {unit} flagged as translation is still valid)")]
+    EraseLiveTranslation {
+        block: BlockId,
+        page: u32,
+        unit: UnitAddr,
+    },
     #[error("unit slot {unit} invalidated but it holds no valid data")]
     InvalidateInvalid { unit: UnitAddr },
     #[error("copyback from block {src_block} to block {dst_block} crosses planes")]
@@ -406,13 +412,32 @@ impl Nand {
         Ok(())
     }
 
-    /// Erases a block: every page becomes free. Erasing valid data is an error.
+    /// The first valid unit slot of a block flagged [`OOB_FLAG_TRANSLATION`], if any.
+    fn live_translation_unit(&self, block: BlockId) -> Option<UnitAddr> {
+        if self.blocks[block as usize].valid_units == 0 {
+            return None;
+        }
+        let first = self.layout.ppn(block, 0) * self.units_per_page;
+        let written = self.blocks[block as usize].write_ptr * self.units_per_page;
+        (first..first + written)
+            .find(|&u| self.is_valid(u) && self.oob(u).flags() & OOB_FLAG_TRANSLATION != 0)
+    }
+
+    /// Erases a block: every page becomes free. Erasing valid data is an error
+    /// ([`NandError::EraseLiveTranslation`] when a valid slot is a translation page's).
     pub fn erase(&mut self, block: BlockId) -> Result<(), NandError> {
         if block >= self.layout.blocks() {
             return Err(NandError::OutOfRange {
                 what: "block",
                 value: block.into(),
                 limit: self.layout.blocks().into(),
+            });
+        }
+        if let Some(unit) = self.live_translation_unit(block) {
+            return Err(NandError::EraseLiveTranslation {
+                block,
+                page: self.layout.page_in_block(self.ppn_of_unit(unit)),
+                unit,
             });
         }
         let meta = &mut self.blocks[block as usize];
@@ -698,6 +723,31 @@ mod tests {
         assert_eq!(n.block(0).erase_count, 1);
         n.program(0, &entries(1, 2), None).unwrap();
         n.check_consistency().unwrap();
+    }
+
+    #[test]
+    fn erase_of_a_live_translation_page_names_it() {
+        let mut n = nand(false);
+        n.program(0, &entries(1, 2), None).unwrap();
+        let translation = [
+            OobEntry::new(7, 1, OOB_FLAG_TRANSLATION),
+            OobEntry::new(8, 1, OOB_FLAG_TRANSLATION),
+        ];
+        n.program(1, &translation, None).unwrap();
+        for u in 0..2 {
+            n.invalidate(u).unwrap();
+        }
+        assert_eq!(
+            n.erase(0),
+            Err(NandError::EraseLiveTranslation {
+                block: 0,
+                page: 1,
+                unit: 2
+            })
+        );
+        n.invalidate(2).unwrap();
+        n.invalidate(3).unwrap();
+        n.erase(0).unwrap();
     }
 
     #[test]

@@ -1,6 +1,11 @@
 //! Block bookkeeping shared by the page-mapping FTLs: per-block state, free blocks per plane (used in
 //! FIFO order, which spreads erases), closed blocks in per-plane buckets by valid-unit count
 //! (greedy victim in O(buckets)), in closing order (FIFO victim) and scanned for cost-benefit.
+//!
+//! Translation blocks (the [`Stream::Map`] of demand-paged FTLs, holding mapping pages) are
+//! kept apart: they have their own buckets, are never a data victim and have their own greedy
+//! victim ([`Blocks::take_translation_victim`]), so mapping pages and host data never share a
+//! block and each is collected by its own GC.
 
 use std::collections::VecDeque;
 
@@ -13,6 +18,8 @@ use crate::nand::{BlockId, Layout};
 pub enum Stream {
     Host,
     Gc,
+    /// Translation pages (demand-paged mapping): blocks apart from data blocks.
+    Map,
 }
 
 /// Life cycle of a block.
@@ -39,6 +46,8 @@ struct BlockInfo {
     closed_at: u64,
     /// Pages whose program completed (reads of later pages are served from the buffer).
     durable_pages: u32,
+    /// Opened for [`Stream::Map`]: a translation block until erased.
+    translation: bool,
 }
 
 /// Per-block state, free pools and victim structures.
@@ -52,6 +61,7 @@ pub struct Blocks {
     heads: Vec<u32>,
     closed_order: Vec<VecDeque<BlockId>>,
     closed_count: Vec<u32>,
+    closed_translation: u32,
 }
 
 impl Blocks {
@@ -74,13 +84,16 @@ impl Blocks {
                     bucket: 0,
                     closed_at: 0,
                     durable_pages: 0,
+                    translation: false,
                 };
                 layout.blocks() as usize
             ],
             free,
-            heads: vec![NIL; planes * (units_per_block as usize + 1)],
+            // Data buckets of every plane, then translation buckets of every plane.
+            heads: vec![NIL; 2 * planes * (units_per_block as usize + 1)],
             closed_order: vec![VecDeque::new(); planes],
             closed_count: vec![0; planes],
+            closed_translation: 0,
         }
     }
 
@@ -121,7 +134,42 @@ impl Blocks {
         let i = &mut self.info[b as usize];
         i.state = BlockState::Open { stream, lane };
         i.durable_pages = 0;
+        i.translation = stream == Stream::Map;
         Some(b)
+    }
+
+    /// Whether a block (open, closed or victim) is a translation block.
+    pub fn is_translation(&self, b: BlockId) -> bool {
+        self.info[b as usize].translation
+    }
+
+    /// Closed translation blocks (all planes).
+    pub fn closed_translation(&self) -> u32 {
+        self.closed_translation
+    }
+
+    /// Takes the closed translation block with the fewest valid units (greedy), if any.
+    pub fn take_translation_victim(&mut self) -> Option<BlockId> {
+        let upb1 = self.units_per_block as usize + 1;
+        let base = self.layout.planes() as usize * upb1;
+        let mut best: Option<(usize, BlockId)> = None;
+        for p in 0..self.layout.planes() as usize {
+            let limit = best.map_or(upb1 - 1, |(v, _)| v);
+            for v in 0..=limit {
+                let head = self.heads[base + p * upb1 + v];
+                if head != NIL {
+                    if best.is_none_or(|(bv, _)| v < bv) {
+                        best = Some((v, head));
+                    }
+                    break;
+                }
+            }
+        }
+        let (_, victim) = best?;
+        self.unlink(victim);
+        self.closed_translation -= 1;
+        self.info[victim as usize].state = BlockState::Victim;
+        Some(victim)
     }
 
     /// A fully programmed block becomes a GC candidate with `valid` units.
@@ -129,6 +177,10 @@ impl Blocks {
         self.info[b as usize].state = BlockState::Closed;
         self.info[b as usize].closed_at = now_units;
         self.link(b, valid);
+        if self.info[b as usize].translation {
+            self.closed_translation += 1;
+            return;
+        }
         let plane = self.layout.plane_of(b) as usize;
         if self.policy == VictimPolicy::Fifo {
             self.closed_order[plane].push_back(b);
@@ -179,6 +231,7 @@ impl Blocks {
     pub fn release(&mut self, b: BlockId) {
         self.info[b as usize].state = BlockState::Free;
         self.info[b as usize].durable_pages = 0;
+        self.info[b as usize].translation = false;
         self.free[self.layout.plane_of(b) as usize].push_back(b);
     }
 
@@ -248,7 +301,12 @@ impl Blocks {
 
     fn link(&mut self, b: BlockId, valid: u32) {
         let plane = self.layout.plane_of(b) as usize;
-        let slot = plane * (self.units_per_block as usize + 1) + valid as usize;
+        let class = if self.info[b as usize].translation {
+            self.layout.planes() as usize
+        } else {
+            0
+        };
+        let slot = (class + plane) * (self.units_per_block as usize + 1) + valid as usize;
         let head = self.heads[slot];
         let i = &mut self.info[b as usize];
         i.bucket = slot as u32;
@@ -286,7 +344,11 @@ impl Blocks {
                     return Err(format!("block {b} linked twice"));
                 }
                 seen[b as usize] = true;
-                let (plane, v) = (slot / upb, (slot % upb) as u32);
+                let planes = self.layout.planes() as usize;
+                let (plane, v) = ((slot / upb) % planes, (slot % upb) as u32);
+                if (slot / upb >= planes) != self.info[b as usize].translation {
+                    return Err(format!("block {b} in the buckets of the other block kind"));
+                }
                 if self.info[b as usize].state != BlockState::Closed {
                     return Err(format!("block {b} in a victim bucket but not closed"));
                 }
@@ -326,8 +388,9 @@ impl Blocks {
     /// Bytes [`Blocks::new`] would allocate (what [`Blocks::state_bytes`] then reports).
     pub fn estimate_bytes(layout: &Layout, units_per_page: u32) -> u64 {
         let blocks = u64::from(layout.blocks());
-        let heads =
-            u64::from(layout.planes()) * (u64::from(layout.pages_per_block * units_per_page) + 1);
+        let heads = 2
+            * u64::from(layout.planes())
+            * (u64::from(layout.pages_per_block * units_per_page) + 1);
         blocks * (std::mem::size_of::<BlockInfo>() as u64 + 8) + heads * 4
     }
 
@@ -335,5 +398,44 @@ impl Blocks {
         (self.info.len() * std::mem::size_of::<BlockInfo>()
             + self.heads.len() * 4
             + self.info.len() * 8) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Geometry;
+
+    fn one_plane(blocks: u32) -> Layout {
+        Layout::new(&Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: blocks,
+            pages_per_block: 4,
+            ..Geometry::default()
+        })
+    }
+
+    #[test]
+    fn translation_blocks_are_apart_from_data_victims() {
+        let mut blocks = Blocks::new(one_plane(4), 1, VictimPolicy::Greedy);
+        let data = blocks.open(0, Stream::Host, 0).unwrap();
+        let map = blocks.open(0, Stream::Map, 0).unwrap();
+        assert!(blocks.is_translation(map) && !blocks.is_translation(data));
+        // The translation block is emptier, yet only the data block is a data victim.
+        blocks.close(data, 3, 0);
+        blocks.close(map, 0, 0);
+        assert_eq!(blocks.closed_in_plane(0), 1);
+        assert_eq!(blocks.closed_translation(), 1);
+        blocks.check(|b| if b == data { 3 } else { 0 }).unwrap();
+        assert_eq!(blocks.fewest_valid(0..1), Some(3));
+        assert_eq!(blocks.take_victim(0..1, 1), Some(data));
+        assert_eq!(blocks.take_victim(0..1, 1), None);
+        assert_eq!(blocks.take_translation_victim(), Some(map));
+        assert_eq!(blocks.take_translation_victim(), None);
+        blocks.release(map);
+        assert!(!blocks.is_translation(map));
     }
 }

@@ -3,7 +3,7 @@
 
 use super::Blocks;
 use crate::ftl::FtlCtx;
-use crate::nand::{Divisor, Layout, Nand, Ppn, UnitAddr};
+use crate::nand::{Divisor, Layout, Nand, Ppn, UnitAddr, OOB_FLAG_TRANSLATION};
 use crate::SimError;
 
 /// Entry of an unmapped logical unit.
@@ -89,7 +89,8 @@ impl MapTable {
     }
 
     /// Checks that every mapped unit is the valid copy its slot names, and every valid slot is
-    /// mapped. `unprogrammed(lpn, unit)` judges a unit mapped to a page not programmed yet
+    /// mapped (slots flagged [`OOB_FLAG_TRANSLATION`] hold mapping pages, not host data, and
+    /// are left to the FTL's own translation checks). `unprogrammed(lpn, unit)` judges a unit mapped to a page not programmed yet
     /// (an FTL buffering data says whether it holds it).
     pub fn check(
         &self,
@@ -112,7 +113,7 @@ impl MapTable {
             }
         }
         for unit in 0..layout.pages() * self.units_per_page {
-            if nand.is_valid(unit) {
+            if nand.is_valid(unit) && nand.oob(unit).flags() & OOB_FLAG_TRANSLATION == 0 {
                 let lpn = nand
                     .oob(unit)
                     .lpn()
@@ -135,5 +136,38 @@ impl MapTable {
     /// Bytes [`MapTable::new`] would allocate for `logical_units`.
     pub fn estimate_bytes(logical_units: u32) -> u64 {
         u64::from(logical_units) * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Geometry;
+    use crate::nand::OobEntry;
+
+    #[test]
+    fn check_leaves_translation_pages_to_their_own_checks() {
+        let g = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_bytes: 4096,
+            ..Geometry::default()
+        };
+        let layout = Layout::new(&g);
+        let mut nand = Nand::new(layout, 1, 512, false);
+        let mut map = MapTable::new(8, 1);
+        nand.program(0, &[OobEntry::new(3, 1, 0)], None).unwrap();
+        map.set(3, 0);
+        // A translation page (TVPN 0) in the next page: valid, but no host unit.
+        nand.program(1, &[OobEntry::new(0, 2, OOB_FLAG_TRANSLATION)], None)
+            .unwrap();
+        map.check(&nand, &layout, |_, _| Ok(())).unwrap();
+        // A host slot nobody maps is still caught.
+        nand.program(2, &[OobEntry::new(5, 3, 0)], None).unwrap();
+        assert!(map.check(&nand, &layout, |_, _| Ok(())).is_err());
     }
 }

@@ -319,7 +319,8 @@ impl PageMap {
         if !fr.data.is_empty() {
             let data = match stream {
                 Stream::Host => &self.host_data,
-                Stream::Gc => &self.gc_data,
+                // pagemap has no translation pages: only host and GC units are placed.
+                Stream::Gc | Stream::Map => &self.gc_data,
             };
             fr.data[slot as usize * spu..(slot as usize + 1) * spu].copy_from_slice(data);
         }
