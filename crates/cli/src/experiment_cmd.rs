@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 
 use crate::output::Output;
-use crate::{fail, write_json, EXIT_IO};
+use crate::{fail, write_json, EXIT_INPUT, EXIT_IO};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ExperimentCommand {
@@ -22,6 +22,37 @@ pub enum ExperimentCommand {
     Nftl(NftlArgs),
     /// kast.txt Figs. 6-9: BAST, FAST, SAST and KAST over K with 32 log blocks on kast-slc
     Kast(KastArgs),
+    /// fmmu.txt Figs. 11-14 on fmmu-16ch: synthetic workloads after a full fill, traces at
+    /// 512 outstanding, 4 KiB random reads from 1x1 to 32x8 on PCIe 3.0 x32, beside the
+    /// closed forms of the ideal limits
+    Fmmu(FmmuArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FmmuArgs {
+    /// Output directory (table.txt, results.csv, results.json)
+    #[arg(short, long, default_value = "fmmu-study")]
+    out: PathBuf,
+    /// Parts, comma separated: synthetic, traces, scaling
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "synthetic,traces,scaling"
+    )]
+    parts: Vec<String>,
+    /// Trace files of the traces part (the paper's MSR and WebSearch traces are not public:
+    /// e.g. the MQSim excerpts), comma separated
+    #[arg(long, value_delimiter = ',')]
+    traces: Vec<String>,
+    /// CI sizes: 32 pages per block, a few thousand requests, three scaling points
+    #[arg(long)]
+    quick: bool,
+    /// Seed of every run
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Do not show progress
+    #[arg(long)]
+    no_progress: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -119,7 +150,47 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
         ExperimentCommand::MtFtl(a) => mt_ftl(a),
         ExperimentCommand::Nftl(a) => nftl(a),
         ExperimentCommand::Kast(a) => kast(a),
+        ExperimentCommand::Fmmu(a) => fmmu(a),
     }
+}
+
+fn fmmu(a: &FmmuArgs) -> i32 {
+    use flashlab_sim::experiment::fmmu_study::{csv, table, FmmuStudy, PARTS};
+    if let Some(bad) = a.parts.iter().find(|p| !PARTS.contains(&p.as_str())) {
+        eprintln!(
+            "error: --parts: `{bad}` is not a part (allowed: {})",
+            PARTS.join(", ")
+        );
+        return EXIT_INPUT;
+    }
+    let base = if a.quick {
+        FmmuStudy::quick()
+    } else {
+        FmmuStudy::full()
+    };
+    let study = FmmuStudy {
+        parts: a.parts.clone(),
+        traces: a.traces.clone(),
+        seed: a.seed,
+        ..base
+    };
+    let results = match open_results(&a.out) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let points = match with_progress(a.no_progress, |p| study.run(p)) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let text = table(&points);
+    print!("{text}");
+    let json = serde_json::json!({ "study": study, "points": points });
+    write_results(
+        &a.out,
+        results,
+        &json,
+        [("results.csv", csv(&points)), ("table.txt", text)],
+    )
 }
 
 fn kast(a: &KastArgs) -> i32 {

@@ -870,6 +870,74 @@ fn experiment_kast_writes_the_figures_csv_and_json() {
 }
 
 #[test]
+fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
+    let dir = scratch("fmmu-study");
+    // An MQSim-format trace (time ns, device, LBA, sectors, 1 = read): 400 mixed requests.
+    let trace = dir.join("mini.trace");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines: String = (0..400u64)
+        .map(|i| {
+            format!(
+                "{} 0 {} {} {}\n",
+                i * 1000,
+                (i * 7919 % 4096) * 8,
+                8 + 8 * (i % 4),
+                i % 2
+            )
+        })
+        .collect();
+    std::fs::write(&trace, lines).unwrap();
+    let out = flashlab(&[
+        "experiment",
+        "fmmu",
+        "--quick",
+        "--traces",
+        path_str(&trace),
+        "--out",
+        path_str(&dir),
+        "--no-progress",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json = read_json(&dir.join("results.json"));
+    let points = json["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4 + 1 + 3, "4 synthetic, 1 trace, 3 scaling");
+    let point = |part: &str, workload: &str, c: u64| {
+        points
+            .iter()
+            .find(|p| p["part"] == part && p["workload"] == workload && p["channels"] == c)
+            .unwrap()
+    };
+    let seq_read = point("synthetic", "seq-read-64k", 16);
+    let ratio =
+        seq_read["bytes_per_s"].as_f64().unwrap() / seq_read["closed_form"].as_f64().unwrap();
+    assert!((0.97..=1.001).contains(&ratio), "{seq_read}");
+    let top = point("scaling", "rand-read-4k", 32);
+    let ratio = top["iops"].as_f64().unwrap() / top["closed_form"].as_f64().unwrap();
+    // 512 outstanding over 256 dies (2 each) and 3,000 requests: about half the bus limit.
+    assert!((0.4..=1.001).contains(&ratio), "{top}");
+    assert!(
+        point("scaling", "rand-read-4k", 1)["iops"]
+            .as_f64()
+            .unwrap()
+            * 50.0
+            < top["iops"].as_f64().unwrap()
+    );
+    assert!(out.stdout.contains("1.000x ideal"), "{}", out.stdout);
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 9, "{csv}");
+    let out = flashlab(&[
+        "experiment",
+        "fmmu",
+        "--parts",
+        "nope",
+        "--out",
+        path_str(&dir),
+    ]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("nope"), "{}", out.stderr);
+}
+
+#[test]
 fn experiment_nftl_writes_the_papers_tables_csv_and_json() {
     let dir = scratch("nftl-study");
     let out = flashlab(&[

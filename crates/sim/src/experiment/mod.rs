@@ -1,5 +1,7 @@
 //! Experiments that reproduce a paper's study end to end (many runs, one document).
 
+pub mod fmmu;
+pub mod fmmu_study;
 pub mod kast;
 pub mod mt_ftl;
 pub mod nftl;
