@@ -19,9 +19,9 @@ pub enum Event {
     /// the request complete.
     CompletionOut { req: u32 },
     /// An FTL CPU core finished its handler.
-    CoreFree,
-    /// The effects of the oldest pending FTL handler take effect (in-order commit).
-    Commit,
+    CoreFree { core: u32 },
+    /// The effects of an FTL handler (kept in `batch`) take effect.
+    Commit { batch: u32 },
     /// A wake-up the FTL asked for (its token is kept in the queue's side table, so events
     /// stay 8 bytes).
     Wakeup { slot: u32 },

@@ -153,7 +153,7 @@ impl Simulation {
     /// left; returns the victims and units it collected.
     fn sit_idle(&mut self) -> Result<(u64, u64), SimError> {
         let before = self.ftl_counters.clone();
-        self.calls.push_back(Call::Idle);
+        self.push_call(Call::Idle)?;
         self.run_until_idle()?;
         Ok((
             self.ftl_counters.gc_background_runs - before.gc_background_runs,

@@ -429,3 +429,66 @@ fn any_order_chips_keep_a_read_behind_the_program_of_a_lower_page() {
         done[1]
     );
 }
+
+/// Submits `ops` in order (token: index + 1), releases them at `now` in `release` order (as
+/// handlers that commit when their own CPU time ends may), runs until idle and returns the
+/// tokens in completion order.
+fn completion_order(
+    s: &mut FlashScheduler,
+    q: &mut EventQueue,
+    now: u64,
+    ops: &[FlashOp],
+    release: &[usize],
+) -> Vec<u64> {
+    let ids: Vec<CmdId> = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| s.submit(*op, &[], i as u64 + 1, NIL))
+        .collect();
+    for &i in release {
+        s.release(ids[i], now, q);
+    }
+    let mut order = Vec::new();
+    let mut out = Vec::new();
+    while let Some((t, ev)) = q.pop() {
+        s.on_event(ev, t, q);
+        s.drain_completions(&mut out);
+        order.extend(out.drain(..).map(|c| c.token));
+    }
+    order
+}
+
+fn page_op(kind: OpKind, page: u32) -> FlashOp {
+    FlashOp {
+        page,
+        ..op(
+            kind,
+            0,
+            blk(0),
+            if kind == OpKind::Erase { 0 } else { 4096 },
+        )
+    }
+}
+
+#[test]
+fn commands_released_out_of_issue_order_start_in_issue_order_on_a_block() {
+    // Programs of pages 0, 1, 2 of one block released 2, 1, 0 run 0, 1, 2 (FIFO die queue).
+    let mut s = FlashScheduler::new(Layout::new(&small()), timing(), false);
+    let mut q = EventQueue::new();
+    let programs = [0, 1, 2].map(|p| page_op(OpKind::Program, p));
+    assert_eq!(
+        completion_order(&mut s, &mut q, 0, &programs, &[2, 1, 0]),
+        [1, 2, 3]
+    );
+    // Reads of a programmed block, then its erase, released erase first: the erase runs last
+    // (read-first die queue).
+    let (mut s, mut q) = programmed_scheduler(2);
+    let ops = [
+        page_op(OpKind::Read, 0),
+        page_op(OpKind::Read, 1),
+        page_op(OpKind::Erase, 0),
+    ];
+    let order = completion_order(&mut s, &mut q, 10_000_000, &ops, &[2, 1, 0]);
+    assert_eq!(order.len(), 3);
+    assert_eq!(order[2], 3, "the erase runs after both reads: {order:?}");
+}

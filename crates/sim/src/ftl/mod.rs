@@ -9,8 +9,10 @@
 //!   on its die, optionally after other commands (`Issue::after`);
 //! - attach commands to a host sub-request and declare it handled (`complete`): the host sees
 //!   it done when every attached command finished;
-//! - charge CPU time (`charge_cpu`): its commands and completions take effect when that CPU
-//!   time has run on one of the configured cores (in the order the FTL issued them);
+//! - charge CPU time (`charge_cpu`, `charge_cpu_for` per activity) and map-unit time
+//!   (`charge_map_unit`): its commands and completions take effect when that time has run on
+//!   one of the configured cores (then on the map unit); commands on one block still start in
+//!   the order the FTL issued them;
 //! - look at the hardware (`die_status`) and schedule its own wake-ups (`wake_at`).
 //!
 //! This covers simple FTLs (issue a chain of commands per request) and complex ones

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::engine::{PreconditionSummary, Simulation};
 use crate::flash::{Cause, OpKind};
 use crate::ftl::merge::MergeReport;
-use crate::ftl::FtlCounters;
+use crate::ftl::{CpuActivity, FtlCounters};
 use crate::host::Op;
 use crate::stats::OpStats;
 
@@ -103,13 +103,38 @@ pub struct Utilisation {
     pub each: Vec<f64>,
 }
 
-/// Busy fractions of dies, channel buses, the FTL CPU and the host link.
+/// FTL CPU time spent on one [`CpuActivity`], all cores together.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ActivityBusy {
+    pub busy_ns: u64,
+    /// `busy_ns` / (cores x window).
+    pub fraction: f64,
+}
+
+/// FTL CPU time per activity (the keys are [`CpuActivity::name`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ActivitiesReport {
+    pub lookup: ActivityBusy,
+    pub update: ActivityBusy,
+    pub flush: ActivityBusy,
+    pub gc: ActivityBusy,
+    pub other: ActivityBusy,
+}
+
+/// Busy fractions of dies, channel buses, the FTL CPU (all cores, each core, each activity),
+/// the FTL's hardware map unit and the host link: the resources of fmmu.txt Fig. 12.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct UtilisationReport {
     pub dies: Utilisation,
     pub channels: Utilisation,
     /// Busy fraction of all FTL cores together.
     pub cpu: f64,
+    /// Busy fraction of each FTL core.
+    pub cpu_cores: Utilisation,
+    pub cpu_activities: ActivitiesReport,
+    /// Busy fraction of the hardware map unit; `None` (JSON null) when the FTL gave it no
+    /// work in the window (FTLs without one).
+    pub map_unit: Option<f64>,
     pub host_link_down: f64,
     pub host_link_up: f64,
 }
@@ -293,10 +318,34 @@ fn utilisation_report(sim: &Simulation) -> UtilisationReport {
         }
     };
     let cores = u64::from(sim.config().cpu.cores).max(1);
+    let all_cores = |b: u64| {
+        if window > 0 {
+            (b as f64 / (cores * window) as f64).min(1.0)
+        } else {
+            0.0
+        }
+    };
+    let activity = |a: CpuActivity| {
+        let busy_ns = sim.cpu_activity_busy_ns(a);
+        ActivityBusy {
+            busy_ns,
+            fraction: all_cores(busy_ns),
+        }
+    };
+    let map_unit = sim.map_unit_busy_ns();
     UtilisationReport {
         dies: utilisation(&sim.flash().die_busy_ns(end), window),
         channels: utilisation(&sim.flash().channel_busy_ns(), window),
-        cpu: frac(sim.cpu_busy_ns() / cores),
+        cpu: all_cores(sim.cpu_busy_ns()),
+        cpu_cores: utilisation(sim.core_busy_ns(), window),
+        cpu_activities: ActivitiesReport {
+            lookup: activity(CpuActivity::Lookup),
+            update: activity(CpuActivity::Update),
+            flush: activity(CpuActivity::Flush),
+            gc: activity(CpuActivity::Gc),
+            other: activity(CpuActivity::Other),
+        },
+        map_unit: (map_unit > 0).then(|| frac(map_unit)),
         host_link_down: frac(down),
         host_link_up: frac(up),
     }
