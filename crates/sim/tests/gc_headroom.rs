@@ -8,7 +8,7 @@
 use flashlab_sim::config::ExperimentConfig;
 use flashlab_sim::{run_experiment, SimError};
 
-const FTLS: [&str; 3] = ["pagemap", "mt-ftl", "st-ftl"];
+const FTLS: [&str; 4] = ["pagemap", "mt-ftl", "st-ftl", "dftl"];
 const PAGES_PER_BLOCK: [u32; 6] = [1, 2, 4, 8, 16, 64];
 const OVER_PROVISIONING: [f64; 11] = [0.03, 0.05, 0.07, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5];
 /// Random overwrites after the fill, in multiples of the logical space.

@@ -38,7 +38,7 @@ pub struct FtlSuggestion {
 }
 
 /// The page-mapping FTLs, whose mapping unit must fit a page.
-const PAGE_MAPPED: &[&str] = &["pagemap", "mt-ftl", "st-ftl"];
+const PAGE_MAPPED: &[&str] = &["pagemap", "mt-ftl", "st-ftl", "dftl", "cdftl", "fmmu"];
 
 impl Preset {
     /// The `(key, value)` settings this preset suggests for FTL `ftl`.

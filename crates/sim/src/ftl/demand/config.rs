@@ -113,9 +113,10 @@ impl DemandConfig {
         })
     }
 
-    /// Spare blocks per die must cover the open host, GC and translation blocks, the
-    /// foreground reserve and this die's share of the translation blocks (twice the blocks
-    /// the translation pages fill, so translation GC finds invalid pages).
+    /// Spare blocks per die must cover the die's open host and GC blocks, the foreground
+    /// reserve and its share of the translation blocks: translation GC keeps at most twice
+    /// the blocks the translation pages fill plus one closed, and one more is open; they are
+    /// opened on the die with the most free blocks, so they spread over the dies.
     fn check_spare(
         &self,
         g: &Geometry,
@@ -124,8 +125,8 @@ impl DemandConfig {
     ) -> Result<(), ConfigError> {
         let dies = f64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
         let translation_blocks =
-            2.0 * f64::from(translation_pages.div_ceil(g.pages_per_block)) / dies;
-        let needed = f64::from(3 + self.gc_foreground_free_blocks) + translation_blocks;
+            (2.0 * f64::from(translation_pages.div_ceil(g.pages_per_block)) + 2.0) / dies;
+        let needed = f64::from(2 + self.gc_foreground_free_blocks) + translation_blocks;
         let blocks_per_die = f64::from(g.planes_per_die * g.blocks_per_plane);
         let spare = blocks_per_die * self.over_provisioning;
         if spare < needed {
