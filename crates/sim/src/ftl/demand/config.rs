@@ -21,9 +21,9 @@ settings! {
         /// FTL name.
         name: String = "dftl".into(), unit "";
         /// Share of the physical capacity kept as spare (logical = physical x (1 - over_provisioning)).
-        over_provisioning: f64 = 0.1, unit "fraction", range 0.0 ..= 0.95;
-        /// Mapping unit (one cached map entry and one host sub-request each).
-        mapping_unit_bytes: u32 = 4096, unit "bytes", range 512 ..= 65536;
+        over_provisioning: f64 = 0.2, unit "fraction", range 0.0 ..= 0.95;
+        /// Mapping unit (one cached map entry and one host sub-request each); 0: 4 KiB, or the page if smaller.
+        mapping_unit_bytes: u32 = 0, unit "bytes", range 0 ..= 65536;
         /// RAM for the cached mapping table, 8 bytes per entry (fmmu.txt: 1,088 KiB).
         cmt_bytes: u64 = 65536, unit "bytes", range 8 ..= 1_099_511_627_776;
         /// FTL execution times: "paper" (fmmu.txt Fig. 10 on run.cpu cores) or "ideal" (zero).
@@ -58,8 +58,11 @@ pub const CMT_ENTRY_BYTES: u64 = 8;
 impl DemandConfig {
     /// Parses and checks the `[ftl]` table against the device.
     pub fn from_experiment(config: &ExperimentConfig) -> Result<(Self, Sizing), ConfigError> {
-        let cfg: DemandConfig = crate::ftl::registry::parse_section(config)?;
+        let mut cfg: DemandConfig = crate::ftl::registry::parse_section(config)?;
         cfg.check_ranges()?;
+        if cfg.mapping_unit_bytes == 0 {
+            cfg.mapping_unit_bytes = config.geometry.page_bytes.min(4096);
+        }
         let sizing = cfg.sizing(config)?;
         Ok((cfg, sizing))
     }
