@@ -330,3 +330,58 @@ fn harness_reports_the_failing_step_and_counts_checks() {
     let o = testing::run_steps_with(&cfg, &steps, &without_readback).unwrap();
     assert_eq!(o.checked_sectors, 10);
 }
+
+/// DFTL (demand-paged mapping, `ftl/demand`) with a map cache far smaller than the logical
+/// space: misses, batch write-backs and translation-page reads all the time.
+const DFTL_SMALL_CACHE: &[&str] = &["ftl.name=\"dftl\"", "ftl.cmt_bytes=256"];
+
+/// DFTL with GC all the time: one die of 32 blocks of 8 pages filled to steady state, and
+/// translation pages rewritten often enough for translation-block GC.
+const DFTL_CONSTANT_GC: &[&str] = &[
+    "ftl.name=\"dftl\"",
+    "ftl.cmt_bytes=256",
+    "geometry.channels=1",
+    "geometry.planes_per_die=1",
+    "geometry.blocks_per_plane=32",
+    "geometry.pages_per_block=8",
+    "ftl.over_provisioning=0.25",
+    "run.precondition=1.0",
+    "run.precondition_max_passes=1",
+];
+
+/// DFTL passes the shared differential run (every read checked against the shadow copy,
+/// invariants after every batch: host map vs OOB, GTD vs translation pages, flash copy of the
+/// entries vs the map), functional and timed, at queue depth 1 and 16, with real map-cache
+/// traffic and, on the small device, data and translation GC.
+#[test]
+fn dftl_small_cache_and_constant_gc() {
+    for functional in [true, false] {
+        for qd in [1, 16] {
+            for (name, sets, seed) in [
+                ("small-cache", DFTL_SMALL_CACHE, 11),
+                ("constant-gc", DFTL_CONSTANT_GC, 12),
+            ] {
+                let mut sets = sets.to_vec();
+                sets.push(mode(functional));
+                let cfg = config(&sets);
+                let steps = testing::random_steps(seed, 3000, logical(&cfg));
+                let o = testing::run_steps(&cfg, &steps, qd)
+                    .unwrap_or_else(|e| panic!("dftl {name} qd {qd} functional {functional}: {e}"));
+                assert_eq!(o.checked_sectors, o.sectors_read, "{name}");
+                let mc = &o.ftl_report["map_cache"];
+                for key in ["translation_reads", "translation_writes", "flushes"] {
+                    assert!(mc[key].as_u64() > Some(0), "{name}: no {key}: {mc}");
+                }
+                let hit_ratio = mc["cmt"]["hit_ratio"].as_f64().unwrap_or(1.0);
+                assert!(hit_ratio > 0.0 && hit_ratio < 1.0, "{name}: {mc}");
+                if name == "constant-gc" {
+                    assert!(o.gc.gc_runs >= 50, "{name}: GC ran {} times", o.gc.gc_runs);
+                    assert!(
+                        mc["translation_gc"]["victims"].as_u64() > Some(0),
+                        "{name}: no translation GC: {mc}"
+                    );
+                }
+            }
+        }
+    }
+}

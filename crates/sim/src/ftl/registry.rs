@@ -2,7 +2,7 @@
 //! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
 
 use super::mapping::headroom;
-use super::{logblock, mtftl, nftl, pagemap, Ftl};
+use super::{demand, logblock, mtftl, nftl, pagemap, Ftl};
 use crate::config::settings::Documented;
 use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
 
@@ -21,7 +21,7 @@ pub struct FtlEntry {
 
 /// All FTLs, in listing order.
 pub fn entries() -> &'static [FtlEntry] {
-    static ENTRIES: [FtlEntry; 8] = [
+    static ENTRIES: [FtlEntry; 9] = [
         pagemap::ENTRY,
         mtftl::MT_ENTRY,
         mtftl::ST_ENTRY,
@@ -30,6 +30,7 @@ pub fn entries() -> &'static [FtlEntry] {
         logblock::SAST_ENTRY,
         logblock::KAST_ENTRY,
         nftl::ENTRY,
+        demand::DFTL_ENTRY,
     ];
     &ENTRIES
 }

@@ -39,7 +39,7 @@ pub enum Scheme {
 pub const FIG10_WAYS: u32 = 4;
 
 /// Time per operation, in nanoseconds, of one handler on one core (or on the map unit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct ExecTime {
     pub lookup_hit_ns: u64,
     pub lookup_miss_ns: u64,

@@ -1,8 +1,854 @@
 //! Demand-paged page mapping (fmmu.txt section 4.2; DFTL, Gupta et al. ASPLOS 2009): the
-//! mapping table lives in translation pages in flash and a RAM map cache holds part of it.
+//! mapping table lives in translation pages in flash, found through the global translation
+//! directory (GTD, TVPN -> TPPN, in RAM), and a RAM map cache ([`cache::MapCachePolicy`])
+//! holds part of it.
 //!
-//! So far this folder holds the FTL execution-time model the map caches charge
-//! ([`exec_time`]); the core (data path, GTD, translation GC, CondUpdate) is issue 12's next
-//! step.
+//! - **Data path** as pagemap's: one mapping unit per host sub-request, units packed into
+//!   pages on per-die frontiers through a bounded write buffer (acknowledged when placed).
+//! - **Map cache**: every host operation first looks its entry up; a miss reads the entry's
+//!   translation page (a timed flash read, `Cause::Mapping`), and misses on a page already
+//!   being read wait on that one read (coalesced); its completion installs the waiters'
+//!   entries in turn and runs each request's continuation. Evictions return write-backs: the
+//!   core reads the old translation page and programs the merged page after it on the
+//!   translation stream (`Stream::Map`), updates the GTD and invalidates the old page.
+//! - **Data GC** (per die, greedy / cost-benefit / FIFO, foreground and background) moves valid
+//!   units in one handler; a moved unit whose entry is cached is marked dirty, the others are
+//!   written to their translation pages at once, one write-back per translation page (with
+//!   the cache's dirty entries of that page: a batch update).
+//! - **Translation GC**: when closed translation blocks exceed twice what the translation pages
+//!   fill plus one, the one with the fewest valid pages has them copied and is erased.
+//! - **Functional reference**: the core keeps every entry's value in a full host map (the
+//!   cache models what RAM holds, not the values); the checks compare it against the data
+//!   pages' OOB, the GTD against the translation pages, and the per-TVPN copy of the entries
+//!   last written to flash against it for every entry the cache does not hold dirty.
+//! - **Execution time** ([`exec_time`]): command, lookup (hit / miss), update and flush costs
+//!   charged per handler (`exec_time = "paper"`), or nothing with every entry a hit and no
+//!   translation traffic (`"ideal"`, fmmu.txt 5.3).
+//!
+//! Not yet: GC copies whose map update waits for a translation read (CondUpdate racing host
+//! updates; here GC updates are synchronous so no race exists), partial-unit writes larger
+//! than one unit per sub-request, multi-plane programs and copyback.
 
+pub mod cache;
+mod check;
+pub mod config;
 pub mod exec_time;
+mod gc;
+mod translation;
+
+use std::collections::{HashMap, VecDeque};
+
+use cache::{DftlCache, Lookup, MapCachePolicy};
+use config::{DemandConfig, ExecTimeModel, Sizing};
+use exec_time::{ExecTime, Scheme};
+
+use super::mapping::{BlockState, Blocks, MapTable, Stream, UNMAPPED};
+use super::registry::{self, FtlEntry};
+use super::{CallTarget, CpuActivity, Ftl, FtlCtx, Issue};
+use crate::config::{ConfigError, ExperimentConfig};
+use crate::flash::{Cause, CmdId};
+use crate::host::{Op, SubId, SubRequest};
+use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, Ppn, UnitAddr};
+use crate::SimError;
+
+/// Registry entry of DFTL.
+pub const DFTL_ENTRY: FtlEntry = registry::settings_entry::<DemandConfig>(
+    "dftl",
+    "demand-paged page mapping (DFTL): entry-level cached mapping table with second chance, \
+     batch write-back of a translation page's dirty entries, translation-block GC, fmmu.txt \
+     Fig. 10 execution times",
+    |c| Ok(Box::new(DemandFtl::dftl(c)?)),
+);
+
+const TAG_SHIFT: u32 = 56;
+const TAG_PROGRAM: u64 = 1;
+const TAG_BACKGROUND_GC: u64 = 2;
+const TAG_LOAD: u64 = 3;
+
+fn token(tag: u64, index: u64) -> u64 {
+    (tag << TAG_SHIFT) | index
+}
+
+/// The open block of a data stream on one die and the page being assembled in it.
+#[derive(Debug, Clone)]
+struct Frontier {
+    open: bool,
+    block: BlockId,
+    page: u32,
+    entries: Vec<OobEntry>,
+    data: Vec<u64>,
+    filled: u32,
+    host_units: u32,
+    deps: Vec<CmdId>,
+}
+
+/// A data program in flight.
+#[derive(Debug, Clone, Copy, Default)]
+struct ProgramRecord {
+    block: BlockId,
+    erase_count: u32,
+    host_units: u32,
+    seq: u64,
+}
+
+/// Counters of the map cache (the `map_cache` part of the report) and the data path.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct DemandStats {
+    pub lookups: u64,
+    pub hits: u64,
+    pub misses_coalesced: u64,
+    /// Translation pages read to serve misses.
+    pub translation_reads: u64,
+    /// Old translation pages read to merge a write-back.
+    pub merge_reads: u64,
+    pub translation_writes: u64,
+    pub flushes: u64,
+    pub entries_flushed: u64,
+    pub blocked_requests: u64,
+    pub cond_updates_lost: u64,
+    pub translation_gc_victims: u64,
+    pub translation_pages_moved: u64,
+    pub buffer_read_hits: u64,
+    pub rmw_reads: u64,
+    pub padded_units: u64,
+    pub foreground_gc_runs: u64,
+    pub writes_waited_for_buffer: u64,
+}
+
+/// The demand-paged FTL core with a map-cache policy.
+pub struct DemandFtl {
+    name: &'static str,
+    cfg: DemandConfig,
+    sizing: Sizing,
+    layout: Layout,
+    upp: u32,
+    per_page: Divisor,
+    unit_sectors: u64,
+    map: MapTable,
+    blocks: Blocks,
+    /// Host frontiers (one per die), then GC frontiers.
+    frontiers: Vec<Frontier>,
+    cursor: u32,
+    units_written: u64,
+    buffer_used: u64,
+    waiting: VecDeque<SubRequest>,
+    records: Vec<ProgramRecord>,
+    free_records: Vec<u32>,
+    program_done: VecDeque<bool>,
+    program_base: u64,
+    flushes: VecDeque<(u64, SubId)>,
+    background: Vec<bool>,
+    host_data: Vec<u64>,
+    gc_data: Vec<u64>,
+    zeros: Vec<u64>,
+    cache: Box<dyn MapCachePolicy>,
+    exec: ExecTime,
+    ideal: bool,
+    /// GTD: where each translation page is.
+    gtd: Vec<Option<Ppn>>,
+    /// Entries of each translation page as last written to flash.
+    flash_copy: Vec<Vec<u32>>,
+    /// Translation reads in flight and the requests waiting on each.
+    loading: HashMap<u32, Vec<SubRequest>>,
+    /// The open translation block.
+    map_block: Option<(BlockId, u32)>,
+    translation_seq: u64,
+    in_translation_gc: bool,
+    stats: DemandStats,
+}
+
+impl DemandFtl {
+    /// DFTL: the core with an entry-level second-chance cache of `cmt_bytes`.
+    pub fn dftl(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        let (cfg, sizing) = DemandConfig::from_experiment(config)?;
+        let cache = DftlCache::new(sizing.cmt_entries, sizing.entries_per_tpage);
+        let exec = match cfg.exec_time {
+            ExecTimeModel::Paper => ExecTime::fig10(Scheme::Dftl, config.cpu.cores),
+            ExecTimeModel::Ideal => ExecTime::ideal(),
+        };
+        Ok(Self::new(
+            config,
+            "dftl",
+            cfg,
+            sizing,
+            Box::new(cache),
+            exec,
+        ))
+    }
+
+    /// The core with any policy and execution-time model.
+    pub fn new(
+        config: &ExperimentConfig,
+        name: &'static str,
+        cfg: DemandConfig,
+        sizing: Sizing,
+        cache: Box<dyn MapCachePolicy>,
+        exec: ExecTime,
+    ) -> Self {
+        let layout = Layout::new(&config.geometry);
+        let upp = sizing.units_per_page;
+        let unit_sectors = u64::from(cfg.mapping_unit_bytes / config.host.sector_bytes);
+        let payloads = config.run.payloads || config.run.verify;
+        let spp = (config.geometry.page_bytes / config.host.sector_bytes) as usize;
+        let frontier = Frontier {
+            open: false,
+            block: 0,
+            page: 0,
+            entries: vec![OobEntry::EMPTY; upp as usize],
+            data: if payloads { vec![0; spp] } else { Vec::new() },
+            filled: 0,
+            host_units: 0,
+            deps: Vec::new(),
+        };
+        let ept = sizing.entries_per_tpage as usize;
+        let flash_copy = (0..sizing.translation_pages)
+            .map(|t| {
+                let n = (sizing.logical_units as usize - t as usize * ept).min(ept);
+                vec![UNMAPPED; n]
+            })
+            .collect();
+        DemandFtl {
+            name,
+            blocks: Blocks::new(layout, upp, cfg.gc_victim),
+            frontiers: vec![frontier; (layout.dies() * 2) as usize],
+            map: MapTable::new(sizing.logical_units, upp),
+            layout,
+            upp,
+            per_page: Divisor::new(upp),
+            unit_sectors,
+            cursor: 0,
+            units_written: 0,
+            buffer_used: 0,
+            waiting: VecDeque::new(),
+            records: Vec::new(),
+            free_records: Vec::new(),
+            program_done: VecDeque::new(),
+            program_base: 0,
+            flushes: VecDeque::new(),
+            background: vec![false; layout.dies() as usize],
+            host_data: vec![0; unit_sectors as usize],
+            gc_data: vec![0; unit_sectors as usize],
+            zeros: vec![0; unit_sectors as usize],
+            cache,
+            ideal: cfg.exec_time == ExecTimeModel::Ideal,
+            exec,
+            gtd: vec![None; sizing.translation_pages as usize],
+            flash_copy,
+            loading: HashMap::new(),
+            map_block: None,
+            translation_seq: 0,
+            in_translation_gc: false,
+            stats: DemandStats::default(),
+            sizing,
+            cfg,
+        }
+    }
+
+    /// The counters of the map cache and data path.
+    pub fn stats(&self) -> &DemandStats {
+        &self.stats
+    }
+
+    fn unit_bytes(&self) -> u32 {
+        self.cfg.mapping_unit_bytes
+    }
+
+    fn tvpn_of(&self, lpn: u32) -> u32 {
+        lpn / self.sizing.entries_per_tpage
+    }
+
+    fn bug(&self, message: String) -> SimError {
+        SimError::Ftl {
+            ftl: self.name,
+            message,
+        }
+    }
+
+    /// Charges FTL time on the cores, or on the map unit for a hardware map cache.
+    fn charge(&self, ctx: &mut FtlCtx<'_>, activity: CpuActivity, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        if self.exec.on_map_unit && activity != CpuActivity::Other {
+            ctx.charge_map_unit(ns);
+        } else {
+            ctx.charge_cpu_for(activity, ns);
+        }
+    }
+
+    /// The logical unit of a sub-request (one unit each: the chop size is the unit).
+    fn lpn_of(&self, sub: &SubRequest) -> Result<u32, SimError> {
+        let lpn = sub.first_sector / self.unit_sectors;
+        let last = (sub.first_sector + sub.sectors.max(1) - 1) / self.unit_sectors;
+        if last != lpn || lpn >= u64::from(self.map.len()) {
+            return Err(self.bug(format!(
+                "sub-request of sectors {}+{} is not inside one mapping unit of the logical space",
+                sub.first_sector, sub.sectors
+            )));
+        }
+        Ok(lpn as u32)
+    }
+
+    fn frontier_index(&self, stream: Stream, die: u32) -> usize {
+        match stream {
+            Stream::Gc => (self.layout.dies() + die) as usize,
+            _ => die as usize,
+        }
+    }
+
+    fn host_die(&self) -> u32 {
+        self.layout.striped_die(self.cursor)
+    }
+
+    /// Whether a mapped unit is still in the DRAM buffer (its page not durably programmed).
+    fn buffered(&self, unit: UnitAddr) -> bool {
+        let ppn = self.per_page.quotient(unit);
+        self.layout.page_in_block(ppn) >= self.blocks.durable_pages(self.layout.block_of(ppn))
+    }
+
+    /// Frontier and slot holding a unit of a page still being assembled.
+    fn assembling_slot(&self, unit: UnitAddr) -> Option<(usize, usize)> {
+        let ppn = self.per_page.quotient(unit);
+        let block = self.layout.block_of(ppn);
+        let BlockState::Open { stream, .. } = self.blocks.state(block) else {
+            return None;
+        };
+        let f = self.frontier_index(stream, self.layout.die_of(block));
+        let fr = &self.frontiers[f];
+        (fr.open && fr.block == block && fr.page == self.layout.page_in_block(ppn))
+            .then(|| (f, self.per_page.remainder(unit) as usize))
+    }
+
+    /// Copies the data versions of a mapped unit into `out` (from NAND or the assembling page).
+    fn unit_data(&self, nand: &Nand, unit: UnitAddr, out: &mut [u64]) {
+        if nand.is_programmed(self.per_page.quotient(unit)) {
+            out.copy_from_slice(nand.unit_data(unit));
+        } else if let Some((f, slot)) = self.assembling_slot(unit) {
+            let n = out.len();
+            out.copy_from_slice(&self.frontiers[f].data[slot * n..(slot + 1) * n]);
+        }
+    }
+
+    /// Drops the current location of a logical unit.
+    fn unmap(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<(), SimError> {
+        let Some(old) = self.map.take(lpn) else {
+            return Ok(());
+        };
+        if ctx.nand().is_programmed(self.per_page.quotient(old)) {
+            self.map.invalidate_programmed(ctx, &mut self.blocks, old)
+        } else if let Some((f, slot)) = self.assembling_slot(old) {
+            self.frontiers[f].entries[slot] = OobEntry::EMPTY;
+            Ok(())
+        } else {
+            Err(self.bug(format!(
+                "unit {lpn} maps to slot {old}, neither programmed nor buffered"
+            )))
+        }
+    }
+
+    // ---- map cache: resolve, load, continue ----
+
+    /// Looks the entry of a sub-request up and runs it now (hit) or once its translation page
+    /// is read (miss).
+    fn resolve(&mut self, ctx: &mut FtlCtx<'_>, sub: SubRequest) -> Result<(), SimError> {
+        let lpn = self.lpn_of(&sub)?;
+        if self.ideal {
+            return self.proceed(ctx, &sub);
+        }
+        self.stats.lookups += 1;
+        match self.cache.lookup(lpn) {
+            Lookup::Hit => {
+                self.stats.hits += 1;
+                self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_hit_ns);
+                self.proceed(ctx, &sub)
+            }
+            Lookup::Blocked => Err(self.bug(format!(
+                "map cache blocked lpn {lpn}: this core does not retry blocked requests yet"
+            ))),
+            Lookup::Miss => {
+                self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_miss_ns);
+                self.load(ctx, lpn, sub)
+            }
+        }
+    }
+
+    /// Queues a request on its translation page's read, issuing the read if none is in flight.
+    fn load(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32, sub: SubRequest) -> Result<(), SimError> {
+        let tvpn = self.tvpn_of(lpn);
+        if let Some(waiters) = self.loading.get_mut(&tvpn) {
+            waiters.push(sub);
+            self.stats.misses_coalesced += 1;
+            return Ok(());
+        }
+        let Some(tppn) = self.gtd[tvpn as usize] else {
+            // Never written: every entry of the page is unmapped, nothing to read.
+            self.install(ctx, lpn)?;
+            return self.proceed(ctx, &sub);
+        };
+        self.stats.translation_reads += 1;
+        let issue = Issue::new(Cause::Mapping).token(token(TAG_LOAD, u64::from(tvpn)));
+        self.loading.insert(tvpn, vec![sub]);
+        ctx.read(&[tppn], self.layout.page_bytes, issue)?;
+        Ok(())
+    }
+
+    /// A translation page was read: each waiter's entry is installed and its request runs.
+    fn loaded(&mut self, ctx: &mut FtlCtx<'_>, tvpn: u32) -> Result<(), SimError> {
+        let waiters = self
+            .loading
+            .remove(&tvpn)
+            .ok_or_else(|| self.bug(format!("translation page {tvpn} read without waiters")))?;
+        for sub in waiters {
+            let lpn = self.lpn_of(&sub)?;
+            self.install(ctx, lpn)?;
+            self.proceed(ctx, &sub)?;
+        }
+        Ok(())
+    }
+
+    /// Caches an entry, writing back what the policy evicts.
+    fn install(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<(), SimError> {
+        let mut out = Vec::new();
+        self.cache.install(lpn, &mut out);
+        for wb in out {
+            self.write_back(ctx, wb)?;
+        }
+        Ok(())
+    }
+
+    /// Records a changed entry: dirty in the cache, or (not cached: a GC move or a TRIM) the
+    /// caller writes its translation page back.
+    fn updated(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> bool {
+        if self.ideal {
+            return true;
+        }
+        self.charge(ctx, CpuActivity::Update, self.exec.update_ns);
+        if self.cache.state(lpn).is_some() {
+            self.cache.update(lpn);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Runs a request whose entry is cached.
+    fn proceed(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        self.charge(ctx, CpuActivity::Other, self.exec.command_ns);
+        match sub.op {
+            Op::Read => self.read(ctx, sub),
+            Op::Write => self.accept_write(ctx, sub),
+            Op::Trim | Op::Flush => Err(self.bug(format!("a {:?} is not looked up", sub.op))),
+        }
+    }
+
+    // ---- host operations ----
+
+    fn write(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        if !self.waiting.is_empty() || self.buffer_used + 1 > self.sizing.buffer_units {
+            self.stats.writes_waited_for_buffer += 1;
+            self.waiting.push_back(*sub);
+            return Ok(());
+        }
+        self.buffer_used += 1;
+        self.resolve(ctx, *sub)
+    }
+
+    fn accept_write(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        let spu = self.unit_sectors as usize;
+        let lpn = self.lpn_of(sub)?;
+        let s0 = (sub.first_sector - u64::from(lpn) * self.unit_sectors) as usize;
+        let s1 = s0 + sub.sectors as usize;
+        let full = s0 == 0 && s1 == spu;
+        let old = self.map.get(lpn);
+        let mut dep = None;
+        if let Some(old) = old.filter(|&o| !full && !self.buffered(o)) {
+            let ppn = self.per_page.quotient(old);
+            dep = Some(ctx.read(&[ppn], self.unit_bytes(), Issue::host(sub.id))?);
+            self.stats.rmw_reads += 1;
+        }
+        if ctx.payloads() {
+            let mut data = std::mem::take(&mut self.host_data);
+            match old.filter(|_| !full) {
+                Some(old) => self.unit_data(ctx.nand(), old, &mut data),
+                None => data.fill(0),
+            }
+            data[s0..s1].fill(sub.version);
+            self.host_data = data;
+        }
+        self.units_written += 1;
+        let die = self.host_die();
+        self.place(ctx, Stream::Host, die, lpn, self.units_written, dep)?;
+        if !self.updated(ctx, lpn) {
+            return Err(self.bug(format!("host write of lpn {lpn} without its cached entry")));
+        }
+        ctx.complete(sub.id);
+        Ok(())
+    }
+
+    fn read(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        let lpn = self.lpn_of(sub)?;
+        let s0 = (sub.first_sector - u64::from(lpn) * self.unit_sectors) as usize;
+        let s1 = s0 + sub.sectors as usize;
+        let Some(unit) = self.map.get(lpn) else {
+            ctx.deliver(sub.id, sub.first_sector, &self.zeros[s0..s1])?;
+            ctx.complete(sub.id);
+            return Ok(());
+        };
+        if ctx.payloads() {
+            let mut data = std::mem::take(&mut self.host_data);
+            self.unit_data(ctx.nand(), unit, &mut data);
+            let r = ctx.deliver(sub.id, sub.first_sector, &data[s0..s1]);
+            self.host_data = data;
+            r?;
+        }
+        if self.buffered(unit) {
+            self.stats.buffer_read_hits += 1;
+        } else {
+            let issue = Issue::host(sub.id).deadline(sub.deadline_ns);
+            let ppn = self.per_page.quotient(unit);
+            ctx.read(&[ppn], self.unit_bytes(), issue)?;
+        }
+        ctx.complete(sub.id);
+        Ok(())
+    }
+
+    /// TRIM unmaps the whole units it covers (partial units stay as they are); their entries
+    /// are marked dirty where cached and written to their translation pages otherwise.
+    fn trim(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        let spu = self.unit_sectors;
+        let first = sub.first_sector.div_ceil(spu);
+        let end = ((sub.first_sector + sub.sectors) / spu).min(u64::from(self.map.len()));
+        let mut uncached = Vec::new();
+        for lpn in (first..end).map(|l| l as u32) {
+            if self.map.get(lpn).is_none() {
+                continue;
+            }
+            self.unmap(ctx, lpn)?;
+            if !self.updated(ctx, lpn) {
+                uncached.push(lpn);
+            }
+        }
+        self.write_back_uncached(ctx, &mut uncached)?;
+        ctx.complete(sub.id);
+        Ok(())
+    }
+
+    fn flush(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        for f in 0..self.frontiers.len() {
+            if self.frontiers[f].open && self.frontiers[f].filled > 0 {
+                self.program_frontier(ctx, f)?;
+            }
+        }
+        let target = self.program_base + self.program_done.len() as u64;
+        if self.program_base >= target {
+            ctx.complete(sub.id);
+        } else {
+            self.flushes.push_back((target, sub.id));
+        }
+        Ok(())
+    }
+
+    // ---- data frontiers ----
+
+    /// Appends a unit to a stream's page on `die` (dropping its old location).
+    fn place(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        stream: Stream,
+        die: u32,
+        lpn: u32,
+        seq: u64,
+        dep: Option<CmdId>,
+    ) -> Result<(), SimError> {
+        let f = self.frontier_index(stream, die);
+        while !self.frontiers[f].open {
+            self.open_frontier(ctx, stream, die)?;
+        }
+        self.unmap(ctx, lpn)?;
+        Nand::check_seq(seq).map_err(|e| SimError::Nand {
+            ftl: self.name,
+            source: e,
+        })?;
+        self.append(ctx, stream, die, lpn, seq, dep)
+    }
+
+    /// Appends an unmapped unit to a stream's page on `die` and maps it there.
+    fn append(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        stream: Stream,
+        die: u32,
+        lpn: u32,
+        seq: u64,
+        dep: Option<CmdId>,
+    ) -> Result<(), SimError> {
+        let f = self.frontier_index(stream, die);
+        while !self.frontiers[f].open {
+            self.open_frontier(ctx, stream, die)?;
+        }
+        let spu = self.unit_sectors as usize;
+        let fr = &mut self.frontiers[f];
+        let slot = fr.filled;
+        let ppn = self.layout.ppn(fr.block, fr.page);
+        self.map.set(lpn, ppn * self.upp + slot);
+        fr.entries[slot as usize] = OobEntry::new(lpn, seq, 0);
+        if !fr.data.is_empty() {
+            let data = match stream {
+                Stream::Host => &self.host_data,
+                Stream::Gc | Stream::Map => &self.gc_data,
+            };
+            fr.data[slot as usize * spu..(slot as usize + 1) * spu].copy_from_slice(data);
+        }
+        if stream == Stream::Host {
+            fr.host_units += 1;
+        }
+        if let Some(d) = dep {
+            if fr.deps.last() != Some(&d) {
+                fr.deps.push(d);
+            }
+        }
+        fr.filled += 1;
+        if fr.filled == self.upp {
+            self.program_frontier(ctx, f)?;
+        }
+        Ok(())
+    }
+
+    /// Opens a new block for a data stream on `die`, collecting garbage first for the host.
+    fn open_frontier(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        stream: Stream,
+        die: u32,
+    ) -> Result<(), SimError> {
+        if stream == Stream::Host {
+            self.ensure_free(ctx, die)?;
+        }
+        let f = self.frontier_index(stream, die);
+        if self.frontiers[f].open {
+            return Ok(());
+        }
+        let plane = self.blocks.roomiest_plane(die);
+        let block = self.blocks.open(plane, stream, 0).ok_or_else(|| {
+            self.bug(format!(
+                "no free block left on die {die} plane {plane} for the {stream:?} stream \
+                 (raise ftl.over_provisioning or ftl.gc_foreground_free_blocks)"
+            ))
+        })?;
+        let fr = &mut self.frontiers[f];
+        fr.block = block;
+        fr.open = true;
+        fr.page = 0;
+        Ok(())
+    }
+
+    /// Programs the page being assembled in frontier `f` (padding empty slots).
+    fn program_frontier(&mut self, ctx: &mut FtlCtx<'_>, f: usize) -> Result<(), SimError> {
+        let fr = &self.frontiers[f];
+        let ppn = self.layout.ppn(fr.block, fr.page);
+        let record = ProgramRecord {
+            block: fr.block,
+            erase_count: ctx.nand().block(fr.block).erase_count,
+            host_units: fr.host_units,
+            seq: self.program_base + self.program_done.len() as u64,
+        };
+        self.stats.padded_units += u64::from(self.upp - fr.filled);
+        let cause = if f < self.layout.dies() as usize {
+            Cause::Host
+        } else {
+            Cause::Gc
+        };
+        let tok = token(TAG_PROGRAM, u64::from(self.alloc_record(record)));
+        self.program_done.push_back(false);
+        let fr = &self.frontiers[f];
+        let data = (!fr.data.is_empty()).then_some(fr.data.as_slice());
+        ctx.program(
+            &[ppn],
+            &fr.entries,
+            data,
+            Issue::new(cause).after(&fr.deps).token(tok),
+        )?;
+        if f == self.frontier_index(Stream::Host, self.host_die()) {
+            self.cursor = self.cursor.wrapping_add(1);
+        }
+        let fr = &mut self.frontiers[f];
+        fr.entries.fill(OobEntry::EMPTY);
+        fr.filled = 0;
+        fr.host_units = 0;
+        fr.deps.clear();
+        fr.page += 1;
+        if fr.page == self.layout.pages_per_block {
+            fr.open = false;
+            let b = fr.block;
+            self.blocks
+                .close(b, ctx.nand().block(b).valid_units, self.units_written);
+        }
+        Ok(())
+    }
+
+    fn alloc_record(&mut self, r: ProgramRecord) -> u32 {
+        match self.free_records.pop() {
+            Some(i) => {
+                self.records[i as usize] = r;
+                i
+            }
+            None => {
+                self.records.push(r);
+                (self.records.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A data program completed: its page is durable, its buffer space is free.
+    fn program_completed(&mut self, ctx: &mut FtlCtx<'_>, index: u32) -> Result<(), SimError> {
+        let r = self.records[index as usize];
+        self.free_records.push(index);
+        if ctx.nand().block(r.block).erase_count == r.erase_count {
+            self.blocks.add_durable_page(r.block);
+        }
+        self.buffer_used -= u64::from(r.host_units);
+        self.program_done[(r.seq - self.program_base) as usize] = true;
+        while self.program_done.front() == Some(&true) {
+            self.program_done.pop_front();
+            self.program_base += 1;
+        }
+        while let Some(&(target, sub)) = self.flushes.front() {
+            if self.program_base < target {
+                break;
+            }
+            self.flushes.pop_front();
+            ctx.complete(sub);
+        }
+        while !self.waiting.is_empty() && self.buffer_used < self.sizing.buffer_units {
+            let w = self.waiting.pop_front().expect("not empty");
+            self.buffer_used += 1;
+            self.resolve(ctx, w)?;
+        }
+        Ok(())
+    }
+}
+
+impl Ftl for DemandFtl {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn logical_bytes(&self) -> u64 {
+        u64::from(self.sizing.logical_units) * u64::from(self.unit_bytes())
+    }
+    fn chop_bytes(&self) -> u32 {
+        self.unit_bytes()
+    }
+    fn trim_unit_bytes(&self) -> u32 {
+        self.unit_bytes()
+    }
+    fn units_per_page(&self) -> u32 {
+        self.upp
+    }
+
+    fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        match sub.op {
+            Op::Write => self.write(ctx, sub),
+            Op::Flush => self.flush(ctx, sub),
+            Op::Trim => self.trim(ctx, sub),
+            Op::Read => self.resolve(ctx, *sub),
+        }
+    }
+
+    fn flash_done(&mut self, ctx: &mut FtlCtx<'_>, tok: u64) -> Result<(), SimError> {
+        let index = tok & ((1 << TAG_SHIFT) - 1);
+        match tok >> TAG_SHIFT {
+            TAG_PROGRAM => self.program_completed(ctx, index as u32),
+            TAG_BACKGROUND_GC => self.background_step_done(ctx, index as u32),
+            TAG_LOAD => self.loaded(ctx, index as u32),
+            other => Err(self.bug(format!("unknown completion tag {other}"))),
+        }
+    }
+
+    fn idle(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
+        for die in 0..self.layout.dies() {
+            self.background_collect(ctx, die)?;
+        }
+        Ok(())
+    }
+
+    fn check_invariants(&self, nand: &Nand) -> Result<(), String> {
+        self.check(nand)
+    }
+
+    fn reset_counters(&mut self, _now_ns: u64) {
+        self.stats = DemandStats::default();
+    }
+
+    fn report(&self) -> serde_json::Value {
+        let s = &self.stats;
+        let (cached, capacity) = self.cache.occupancy();
+        serde_json::json!({
+            "mapping_unit_bytes": self.unit_bytes(),
+            "units_per_page": self.upp,
+            "logical_units": self.sizing.logical_units,
+            "write_buffer_units": self.sizing.buffer_units,
+            "translation_pages": self.sizing.translation_pages,
+            "entries_per_translation_page": self.sizing.entries_per_tpage,
+            "exec_time": self.exec,
+            "map_cache": {
+                "cmt": {
+                    "entries": cached,
+                    "capacity_entries": capacity,
+                    "lookups": s.lookups,
+                    "hits": s.hits,
+                    "hit_ratio": if s.lookups == 0 { 0.0 } else { s.hits as f64 / s.lookups as f64 },
+                },
+                "misses_coalesced": s.misses_coalesced,
+                "translation_reads": s.translation_reads,
+                "translation_writes": s.translation_writes,
+                "flushes": s.flushes,
+                "entries_per_flush": if s.flushes == 0 { 0.0 } else { s.entries_flushed as f64 / s.flushes as f64 },
+                "blocked_requests": s.blocked_requests,
+                "cond_updates_lost": s.cond_updates_lost,
+                "translation_gc": {
+                    "victims": s.translation_gc_victims,
+                    "pages_moved": s.translation_pages_moved,
+                },
+            },
+            "counters": s,
+        })
+    }
+
+    fn state_bytes(&self) -> u64 {
+        let copy: u64 = self.flash_copy.iter().map(|c| 4 * c.len() as u64).sum();
+        self.map.state_bytes() + self.blocks.state_bytes() + copy + 8 * self.gtd.len() as u64
+    }
+
+    fn core_for(&self, call: CallTarget<'_>, cores: u32) -> Option<u32> {
+        match call {
+            CallTarget::Submit(sub) if cores > 1 && matches!(sub.op, Op::Read | Op::Write) => {
+                let lpn = (sub.first_sector / self.unit_sectors) as u32;
+                Some(self.tvpn_of(lpn) % cores)
+            }
+            CallTarget::FlashDone(tok) if cores > 1 && tok >> TAG_SHIFT == TAG_LOAD => {
+                Some(((tok & ((1 << TAG_SHIFT) - 1)) as u32) % cores)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl registry::FtlSettings for DemandConfig {
+    fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        Self::from_experiment(config).map(|(settings, _)| settings)
+    }
+}
+
+/// Logical units grouped by translation page (sorted).
+fn group_by_tvpn(lpns: &mut [u32], entries_per_tpage: u32) -> Vec<(u32, Vec<u32>)> {
+    lpns.sort_unstable();
+    let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
+    for &l in lpns.iter() {
+        let t = l / entries_per_tpage;
+        match out.last_mut() {
+            Some((tv, v)) if *tv == t => v.push(l),
+            _ => out.push((t, vec![l])),
+        }
+    }
+    out
+}

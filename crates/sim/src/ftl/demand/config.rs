@@ -1,0 +1,149 @@
+//! Settings of the demand-paged FTLs and their checks against the device.
+
+use crate::config::{ConfigError, ExperimentConfig, Geometry};
+use crate::ftl::mapping::{headroom, logical_units, units_per_page, VictimPolicy};
+use crate::settings;
+use serde::{Deserialize, Serialize};
+
+/// Which FTL execution times the map cache charges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecTimeModel {
+    /// fmmu.txt Fig. 10's measured times ([`super::exec_time::ExecTime::fig10`]).
+    Paper,
+    /// Zero FTL time, translation traffic included (fmmu.txt 5.3).
+    Ideal,
+}
+
+settings! {
+    /// A demand-paged FTL (`[ftl]` with `name = "dftl"`).
+    pub struct DemandConfig in "ftl" {
+        /// FTL name.
+        name: String = "dftl".into(), unit "";
+        /// Share of the physical capacity kept as spare (logical = physical x (1 - over_provisioning)).
+        over_provisioning: f64 = 0.2, unit "fraction", range 0.0 ..= 0.95;
+        /// Mapping unit (one cached map entry and one host sub-request each); 0: 4 KiB, or the page if smaller.
+        mapping_unit_bytes: u32 = 0, unit "bytes", range 0 ..= 65536;
+        /// RAM for the cached mapping table, 8 bytes per entry (fmmu.txt: 1,088 KiB).
+        cmt_bytes: u64 = 65536, unit "bytes", range 8 ..= 1_099_511_627_776;
+        /// FTL execution times: "paper" (fmmu.txt Fig. 10 on run.cpu cores) or "ideal" (zero).
+        exec_time: ExecTimeModel = ExecTimeModel::Paper, unit "", choices "paper | ideal";
+        /// Garbage-collection victim policy of data blocks (translation blocks: greedy).
+        gc_victim: VictimPolicy = VictimPolicy::Greedy, unit "", choices "greedy | cost-benefit | fifo";
+        /// GC runs in the foreground (before a write may open a block) when a die has this many free blocks or fewer.
+        gc_foreground_free_blocks: u32 = 2, unit "blocks", range 2 ..= 1_000_000;
+        /// GC runs in the background while the host is idle until a die has more free blocks than this.
+        gc_background_free_blocks: u32 = 3, unit "blocks", range 2 ..= 1_000_000;
+        /// DRAM write buffer: writes are acknowledged once buffered; 0 sizes it to two pages per die.
+        write_buffer_bytes: u64 = 0, unit "bytes", range 0 ..= 1_099_511_627_776;
+    }
+}
+
+/// Quantities derived from the settings and the device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sizing {
+    pub units_per_page: u32,
+    pub logical_units: u32,
+    pub buffer_units: u64,
+    pub entries_per_tpage: u32,
+    pub translation_pages: u32,
+    pub cmt_entries: usize,
+}
+
+/// Bytes of one mapping entry in a translation page.
+const ENTRY_BYTES: u32 = 4;
+/// Bytes of one cached entry (logical and physical address).
+pub const CMT_ENTRY_BYTES: u64 = 8;
+
+impl DemandConfig {
+    /// Parses and checks the `[ftl]` table against the device.
+    pub fn from_experiment(config: &ExperimentConfig) -> Result<(Self, Sizing), ConfigError> {
+        let mut cfg: DemandConfig = crate::ftl::registry::parse_section(config)?;
+        cfg.check_ranges()?;
+        if cfg.mapping_unit_bytes == 0 {
+            cfg.mapping_unit_bytes = config.geometry.page_bytes.min(4096);
+        }
+        let sizing = cfg.sizing(config)?;
+        Ok((cfg, sizing))
+    }
+
+    fn sizing(&self, config: &ExperimentConfig) -> Result<Sizing, ConfigError> {
+        let g = &config.geometry;
+        let units_per_page = units_per_page(config, self.mapping_unit_bytes, "dftl")?;
+        if self.gc_background_free_blocks < self.gc_foreground_free_blocks {
+            return Err(ConfigError::invalid(
+                "ftl.gc_background_free_blocks",
+                self.gc_background_free_blocks,
+                "below ftl.gc_foreground_free_blocks",
+                format!("{} ..= 1000000", self.gc_foreground_free_blocks),
+            ));
+        }
+        let logical_units = logical_units(
+            g,
+            units_per_page,
+            self.mapping_unit_bytes,
+            self.over_provisioning,
+            "dftl",
+        )?;
+        let entries_per_tpage = g.page_bytes / ENTRY_BYTES;
+        let translation_pages = logical_units.div_ceil(entries_per_tpage);
+        self.check_spare(g, units_per_page, translation_pages)?;
+        let program_units = u64::from(units_per_page);
+        let dies = u64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
+        let buffer_units = if self.write_buffer_bytes == 0 {
+            2 * program_units * dies
+        } else {
+            self.write_buffer_bytes / u64::from(self.mapping_unit_bytes)
+        };
+        if buffer_units < 2 * program_units {
+            return Err(ConfigError::invalid(
+                "ftl.write_buffer_bytes",
+                self.write_buffer_bytes,
+                "must hold at least two pages",
+                format!(
+                    "0 (auto) or {} ..= 2^40",
+                    2 * program_units * u64::from(self.mapping_unit_bytes)
+                ),
+            ));
+        }
+        Ok(Sizing {
+            units_per_page,
+            logical_units,
+            buffer_units,
+            entries_per_tpage,
+            translation_pages,
+            cmt_entries: (self.cmt_bytes / CMT_ENTRY_BYTES).max(1) as usize,
+        })
+    }
+
+    /// Spare blocks per die must cover the open host, GC and translation blocks, the
+    /// foreground reserve and this die's share of the translation blocks (twice the blocks
+    /// the translation pages fill, so translation GC finds invalid pages).
+    fn check_spare(
+        &self,
+        g: &Geometry,
+        units_per_page: u32,
+        translation_pages: u32,
+    ) -> Result<(), ConfigError> {
+        let dies = f64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
+        let translation_blocks =
+            2.0 * f64::from(translation_pages.div_ceil(g.pages_per_block)) / dies;
+        let needed = f64::from(3 + self.gc_foreground_free_blocks) + translation_blocks;
+        let blocks_per_die = f64::from(g.planes_per_die * g.blocks_per_plane);
+        let spare = blocks_per_die * self.over_provisioning;
+        if spare < needed {
+            let min_op = ((needed / blocks_per_die) * 1e4).ceil() / 1e4;
+            return Err(ConfigError::invalid(
+                "ftl.over_provisioning",
+                self.over_provisioning,
+                format!(
+                    "the device is too small for it: {spare:.2} spare blocks per die, dftl needs \
+                     {needed:.2} (open host, GC and translation blocks, ftl.gc_foreground_free_blocks \
+                     and the translation pages)"
+                ),
+                format!("{min_op} ..= 0.95, or more geometry.blocks_per_plane"),
+            ));
+        }
+        headroom::check_die_balance(g, units_per_page, self.over_provisioning, needed, "dftl")
+    }
+}
