@@ -23,8 +23,12 @@ pub enum Lookup {
 pub struct WriteBack {
     pub tvpn: u32,
     pub lpns: Vec<u32>,
-    /// Cache blocks scanned to find them (the flush cost model's input).
+    /// Cache blocks scanned to find them (the flush cost model's input; 0: no flush cost,
+    /// e.g. a two-level cache's CTP write of a page already flushed from the CMT).
     pub blocks_scanned: u64,
+    /// Whether the old translation page must be read to merge them (false when the cache
+    /// holds the whole page).
+    pub read_old: bool,
 }
 
 /// A map-cache replacement and write-back policy.
@@ -43,6 +47,20 @@ pub trait MapCachePolicy {
     fn take_dirty(&mut self, tvpn: u32) -> WriteBack;
     /// Cached entries and their capacity.
     fn occupancy(&self) -> (usize, usize);
+    /// Background flushing between requests: appends write-backs to `out`; returns the cache
+    /// blocks examined when it flushed map blocks (their cost), None when it did not.
+    fn flush_step(&mut self, _out: &mut Vec<WriteBack>) -> Option<u64> {
+        None
+    }
+    /// A lookup of `lpn` was [`Lookup::Blocked`]: frees room for it (appending write-backs
+    /// to `out`); returns the cache blocks examined when it flushed map blocks.
+    fn unblock(&mut self, _lpn: u32, _out: &mut Vec<WriteBack>) -> Option<u64> {
+        None
+    }
+    /// Report of the cache levels beyond the core's counters (JSON null when none).
+    fn levels(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 /// One entry of the DFTL cache.
@@ -148,6 +166,7 @@ impl MapCachePolicy for DftlCache {
             tvpn,
             lpns,
             blocks_scanned: self.capacity as u64,
+            read_old: true,
         }
     }
 
