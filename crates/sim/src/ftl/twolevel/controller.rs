@@ -447,6 +447,37 @@ mod tests {
     }
 
     #[test]
+    fn unblock_flushes_the_blocked_set_and_a_dirty_ctp_page_keeps_its_entries_dirty() {
+        let mut c = cache(1, (0, 1));
+        dirty(&mut c, 0);
+        assert_eq!(
+            c.access(16, 1, false),
+            Access::Blocked,
+            "the one way is dirty"
+        );
+        assert!(c.unblock(16));
+        assert_eq!(c.stats.flushes, 1);
+        assert_eq!(c.state(0), Some(true), "flushed to the CTP, not to flash");
+        assert_eq!(c.access(16, 1, false), Access::Waiting);
+        assert_eq!(
+            c.state(0),
+            Some(true),
+            "CMT block evicted, CTP page still dirty"
+        );
+        let mut released = Vec::new();
+        c.load_done(1, &mut released);
+        assert_eq!(released, vec![1]);
+        assert!(c.updated(16));
+        assert_eq!(
+            c.take_page(1),
+            1,
+            "the DTL follows page 1's one dirty block"
+        );
+        c.take_page(0);
+        assert_eq!((c.state(0), c.state(16)), (None, Some(false)));
+    }
+
+    #[test]
     fn flushing_runs_from_the_low_to_the_high_watermark() {
         let mut c = cache(8, (2, 5));
         for k in 0..5 {
