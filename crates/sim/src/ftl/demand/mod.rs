@@ -174,6 +174,8 @@ pub struct DemandFtl {
     loading: HashMap<u32, Vec<SubRequest>>,
     /// Requests whose lookup was blocked (a whole cache set dirty or loading).
     blocked: VecDeque<SubRequest>,
+    /// Looking blocked requests up again (not counted as new blocked requests).
+    retrying: bool,
     /// The open translation block.
     map_block: Option<(BlockId, u32)>,
     translation_seq: u64,
@@ -277,6 +279,7 @@ impl DemandFtl {
             flash_copy,
             loading: HashMap::new(),
             blocked: VecDeque::new(),
+            retrying: false,
             map_block: None,
             translation_seq: 0,
             in_translation_gc: false,
@@ -405,7 +408,11 @@ impl DemandFtl {
                 self.proceed(ctx, &sub)
             }
             Lookup::Blocked => {
-                self.stats.blocked_requests += 1;
+                // Counted once per request, and as a lookup once it is served.
+                self.stats.lookups -= 1;
+                if !self.retrying {
+                    self.stats.blocked_requests += 1;
+                }
                 self.blocked.push_back(sub);
                 let mut out = Vec::new();
                 let blocks = self.cache.unblock(lpn, &mut out);
@@ -477,11 +484,17 @@ impl DemandFtl {
         let mut out = Vec::new();
         let blocks = self.cache.flush_step(&mut out);
         self.flushed(ctx, blocks, out)?;
+        self.retrying = true;
+        let mut result = Ok(());
         for _ in 0..self.blocked.len() {
             let sub = self.blocked.pop_front().expect("counted");
-            self.resolve(ctx, sub)?;
+            result = self.resolve(ctx, sub);
+            if result.is_err() {
+                break;
+            }
         }
-        Ok(())
+        self.retrying = false;
+        result
     }
 
     /// Caches an entry, writing back what the policy evicts.
