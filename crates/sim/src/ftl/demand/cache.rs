@@ -73,9 +73,12 @@ struct Slot {
 
 /// DFTL's cached mapping table (Gupta et al. 2009): entry-level, second-chance (clock)
 /// replacement; evicting a dirty entry writes back every dirty entry of its translation page
-/// together (batch update), found by scanning the whole table as the software does.
+/// together (batch update). The software finds them by scanning the whole table (the cost
+/// charged: `blocks_scanned` = capacity); the simulator keeps them per translation page.
 pub struct DftlCache {
     slots: Vec<Slot>,
+    /// Dirty entries of each translation page.
+    dirty: HashMap<u32, Vec<u32>>,
     index: HashMap<u32, usize>,
     capacity: usize,
     hand: usize,
@@ -86,6 +89,7 @@ impl DftlCache {
     pub fn new(capacity: usize, entries_per_tpage: u32) -> Self {
         DftlCache {
             slots: Vec::with_capacity(capacity),
+            dirty: HashMap::new(),
             index: HashMap::with_capacity(capacity),
             capacity: capacity.max(1),
             hand: 0,
@@ -135,10 +139,7 @@ impl MapCachePolicy for DftlCache {
         let old = self.slots[i];
         self.index.remove(&old.lpn);
         if old.dirty {
-            self.slots[i].dirty = false;
-            let mut wb = self.take_dirty(old.lpn / self.entries_per_tpage);
-            wb.lpns.push(old.lpn);
-            out.push(wb);
+            out.push(self.take_dirty(old.lpn / self.entries_per_tpage));
         }
         self.slots[i] = slot;
         self.index.insert(lpn, i);
@@ -146,7 +147,10 @@ impl MapCachePolicy for DftlCache {
 
     fn update(&mut self, lpn: u32) {
         if let Some(&i) = self.index.get(&lpn) {
-            self.slots[i].dirty = true;
+            if !std::mem::replace(&mut self.slots[i].dirty, true) {
+                let tvpn = lpn / self.entries_per_tpage;
+                self.dirty.entry(tvpn).or_default().push(lpn);
+            }
         }
     }
 
@@ -155,11 +159,10 @@ impl MapCachePolicy for DftlCache {
     }
 
     fn take_dirty(&mut self, tvpn: u32) -> WriteBack {
-        let mut lpns = Vec::new();
-        for s in self.slots.iter_mut() {
-            if s.dirty && s.lpn / self.entries_per_tpage == tvpn {
-                s.dirty = false;
-                lpns.push(s.lpn);
+        let lpns = self.dirty.remove(&tvpn).unwrap_or_default();
+        for lpn in &lpns {
+            if let Some(&i) = self.index.get(lpn) {
+                self.slots[i].dirty = false;
             }
         }
         WriteBack {
