@@ -385,3 +385,63 @@ fn dftl_small_cache_and_constant_gc() {
         }
     }
 }
+
+/// 512-byte pages (128 entries per translation page, so the small devices have several), a
+/// direct-mapped CMT of four 64-byte blocks and a CTP of one translation page.
+const TWO_LEVEL_SMALL: &[&str] = &[
+    "geometry.page_bytes=512",
+    "ftl.cache_ways=1",
+    "ftl.ctp_bytes=512",
+];
+
+/// CDFTL and FMMU (the two-level CMT + CTP cache on the demand-paged core) pass the same
+/// differential run as DFTL with [`TWO_LEVEL_SMALL`] caches (misses, blocked requests and
+/// flushes all the time) and, on the small device, data and translation GC.
+#[test]
+fn cdftl_and_fmmu_small_cache_and_constant_gc() {
+    for ftl in ["cdftl", "fmmu"] {
+        for functional in [true, false] {
+            for qd in [1, 16] {
+                for (name, sets, seed) in [
+                    ("small-cache", DFTL_SMALL_CACHE, 21),
+                    ("constant-gc", DFTL_CONSTANT_GC, 22),
+                ] {
+                    let name_set = format!("ftl.name=\"{ftl}\"");
+                    let mut sets: Vec<&str> = sets[1..].to_vec();
+                    sets.push(&name_set);
+                    sets.extend_from_slice(TWO_LEVEL_SMALL);
+                    sets.push(mode(functional));
+                    let cfg = config(&sets);
+                    let steps = testing::random_steps(seed, 3000, logical(&cfg));
+                    let o = testing::run_steps(&cfg, &steps, qd).unwrap_or_else(|e| {
+                        panic!("{ftl} {name} qd {qd} functional {functional}: {e}")
+                    });
+                    assert_eq!(o.checked_sectors, o.sectors_read, "{ftl} {name}");
+                    let mc = &o.ftl_report["map_cache"];
+                    for key in ["translation_reads", "translation_writes", "flushes"] {
+                        assert!(mc[key].as_u64() > Some(0), "{ftl} {name}: no {key}: {mc}");
+                    }
+                    for key in ["cmt_flushes", "lookups"] {
+                        assert!(
+                            mc["ctp"][key].as_u64() > Some(0),
+                            "{ftl} {name}: {key}: {mc}"
+                        );
+                    }
+                    let ctp_hits = mc["ctp"]["hit_ratio"].as_f64().unwrap_or(1.0);
+                    assert!(ctp_hits < 1.0, "{ftl} {name}: every CTP lookup hit: {mc}");
+                    if qd == 16 {
+                        assert!(
+                            mc["blocked_requests"].as_u64() > Some(0),
+                            "{ftl} {name}: {mc}"
+                        );
+                    }
+                    let hit_ratio = mc["cmt"]["hit_ratio"].as_f64().unwrap_or(1.0);
+                    assert!(hit_ratio > 0.0 && hit_ratio < 1.0, "{ftl} {name}: {mc}");
+                    if name == "constant-gc" {
+                        assert!(o.gc.gc_runs >= 50, "{ftl} {name}: GC ran {}", o.gc.gc_runs);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -23,8 +23,12 @@ pub enum Lookup {
 pub struct WriteBack {
     pub tvpn: u32,
     pub lpns: Vec<u32>,
-    /// Cache blocks scanned to find them (the flush cost model's input).
+    /// Cache blocks scanned to find them (the flush cost model's input; 0: no flush cost,
+    /// e.g. a two-level cache's CTP write of a page already flushed from the CMT).
     pub blocks_scanned: u64,
+    /// Whether the old translation page must be read to merge them (false when the cache
+    /// holds the whole page).
+    pub read_old: bool,
 }
 
 /// A map-cache replacement and write-back policy.
@@ -43,6 +47,20 @@ pub trait MapCachePolicy {
     fn take_dirty(&mut self, tvpn: u32) -> WriteBack;
     /// Cached entries and their capacity.
     fn occupancy(&self) -> (usize, usize);
+    /// Background flushing between requests: appends write-backs to `out`; returns the cache
+    /// blocks examined when it flushed map blocks (their cost), None when it did not.
+    fn flush_step(&mut self, _out: &mut Vec<WriteBack>) -> Option<u64> {
+        None
+    }
+    /// A lookup of `lpn` was [`Lookup::Blocked`]: frees room for it (appending write-backs
+    /// to `out`); returns the cache blocks examined when it flushed map blocks.
+    fn unblock(&mut self, _lpn: u32, _out: &mut Vec<WriteBack>) -> Option<u64> {
+        None
+    }
+    /// Report of the cache levels beyond the core's counters (JSON null when none).
+    fn levels(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 /// One entry of the DFTL cache.
@@ -55,9 +73,12 @@ struct Slot {
 
 /// DFTL's cached mapping table (Gupta et al. 2009): entry-level, second-chance (clock)
 /// replacement; evicting a dirty entry writes back every dirty entry of its translation page
-/// together (batch update), found by scanning the whole table as the software does.
+/// together (batch update). The software finds them by scanning the whole table (the cost
+/// charged: `blocks_scanned` = capacity); the simulator keeps them per translation page.
 pub struct DftlCache {
     slots: Vec<Slot>,
+    /// Dirty entries of each translation page.
+    dirty: HashMap<u32, Vec<u32>>,
     index: HashMap<u32, usize>,
     capacity: usize,
     hand: usize,
@@ -68,6 +89,7 @@ impl DftlCache {
     pub fn new(capacity: usize, entries_per_tpage: u32) -> Self {
         DftlCache {
             slots: Vec::with_capacity(capacity),
+            dirty: HashMap::new(),
             index: HashMap::with_capacity(capacity),
             capacity: capacity.max(1),
             hand: 0,
@@ -117,10 +139,7 @@ impl MapCachePolicy for DftlCache {
         let old = self.slots[i];
         self.index.remove(&old.lpn);
         if old.dirty {
-            self.slots[i].dirty = false;
-            let mut wb = self.take_dirty(old.lpn / self.entries_per_tpage);
-            wb.lpns.push(old.lpn);
-            out.push(wb);
+            out.push(self.take_dirty(old.lpn / self.entries_per_tpage));
         }
         self.slots[i] = slot;
         self.index.insert(lpn, i);
@@ -128,7 +147,10 @@ impl MapCachePolicy for DftlCache {
 
     fn update(&mut self, lpn: u32) {
         if let Some(&i) = self.index.get(&lpn) {
-            self.slots[i].dirty = true;
+            if !std::mem::replace(&mut self.slots[i].dirty, true) {
+                let tvpn = lpn / self.entries_per_tpage;
+                self.dirty.entry(tvpn).or_default().push(lpn);
+            }
         }
     }
 
@@ -137,17 +159,17 @@ impl MapCachePolicy for DftlCache {
     }
 
     fn take_dirty(&mut self, tvpn: u32) -> WriteBack {
-        let mut lpns = Vec::new();
-        for s in self.slots.iter_mut() {
-            if s.dirty && s.lpn / self.entries_per_tpage == tvpn {
-                s.dirty = false;
-                lpns.push(s.lpn);
+        let lpns = self.dirty.remove(&tvpn).unwrap_or_default();
+        for lpn in &lpns {
+            if let Some(&i) = self.index.get(lpn) {
+                self.slots[i].dirty = false;
             }
         }
         WriteBack {
             tvpn,
             lpns,
             blocks_scanned: self.capacity as u64,
+            read_old: true,
         }
     }
 

@@ -21,11 +21,15 @@ settings! {
         /// FTL name.
         name: String = "dftl".into(), unit "";
         /// Share of the physical capacity kept as spare (logical = physical x (1 - over_provisioning)).
-        over_provisioning: f64 = 0.1, unit "fraction", range 0.0 ..= 0.95;
-        /// Mapping unit (one cached map entry and one host sub-request each).
-        mapping_unit_bytes: u32 = 4096, unit "bytes", range 512 ..= 65536;
-        /// RAM for the cached mapping table, 8 bytes per entry (fmmu.txt: 1,088 KiB).
-        cmt_bytes: u64 = 65536, unit "bytes", range 8 ..= 1_099_511_627_776;
+        over_provisioning: f64 = 0.2, unit "fraction", range 0.0 ..= 0.95;
+        /// Mapping unit (one cached map entry and one host sub-request each); 0: 4 KiB, or the page if smaller.
+        mapping_unit_bytes: u32 = 0, unit "bytes", range 0 ..= 65536;
+        /// RAM for the cached mapping table (dftl: 8 bytes per entry; cdftl and fmmu: the CMT of 64-byte blocks); 0: dftl 64 KiB, cdftl and fmmu 1/256 of the map up to 64 KiB (fmmu.txt 5.1 scaled).
+        cmt_bytes: u64 = 0, unit "bytes", range 0 ..= 1_099_511_627_776;
+        /// cdftl and fmmu: RAM of the cached translation pages (CTP); 0: 1/16 of the map up to 1,024 KiB (fmmu.txt 5.1 scaled).
+        ctp_bytes: u64 = 0, unit "bytes", range 0 ..= 1_099_511_627_776;
+        /// cdftl and fmmu: ways of the set-associative CMT and CTP (fmmu.txt: 4).
+        cache_ways: u32 = 4, unit "ways", range 1 ..= 64;
         /// FTL execution times: "paper" (fmmu.txt Fig. 10 on run.cpu cores) or "ideal" (zero).
         exec_time: ExecTimeModel = ExecTimeModel::Paper, unit "", choices "paper | ideal";
         /// Garbage-collection victim policy of data blocks (translation blocks: greedy).
@@ -58,10 +62,61 @@ pub const CMT_ENTRY_BYTES: u64 = 8;
 impl DemandConfig {
     /// Parses and checks the `[ftl]` table against the device.
     pub fn from_experiment(config: &ExperimentConfig) -> Result<(Self, Sizing), ConfigError> {
-        let cfg: DemandConfig = crate::ftl::registry::parse_section(config)?;
+        let mut cfg: DemandConfig = crate::ftl::registry::parse_section(config)?;
         cfg.check_ranges()?;
+        if cfg.mapping_unit_bytes == 0 {
+            cfg.mapping_unit_bytes = config.geometry.page_bytes.min(4096);
+        }
         let sizing = cfg.sizing(config)?;
         Ok((cfg, sizing))
+    }
+
+    /// CDFTL's and FMMU's CMT and CTP shapes: 64-byte CMT blocks, translation pages of the
+    /// device's page size, `cache_ways` ways; sizes as set, or the paper's fractions of the
+    /// map (fmmu.txt 5.1: 64 KiB CMT and 1,024 KiB CTP for a 16 MiB map), one set at least.
+    pub fn two_level_geometry(
+        &self,
+        config: &ExperimentConfig,
+        sizing: &Sizing,
+    ) -> Result<crate::ftl::twolevel::TwoLevelGeometry, ConfigError> {
+        const CMT_BLOCK_BYTES: u32 = 64;
+        let page = config.geometry.page_bytes;
+        let ways = u64::from(self.cache_ways);
+        let map_bytes = u64::from(sizing.logical_units) * u64::from(ENTRY_BYTES);
+        let auto = |set: u64, bytes: u64, fraction: u64, max: u64| match set {
+            0 => (map_bytes / fraction).min(max).max(bytes * ways),
+            b => b,
+        };
+        let cmt = auto(self.cmt_bytes, u64::from(CMT_BLOCK_BYTES), 256, 64 << 10);
+        let ctp = auto(self.ctp_bytes, u64::from(page), 16, 1 << 20);
+        crate::ftl::twolevel::TwoLevelGeometry::new(
+            page,
+            CMT_BLOCK_BYTES,
+            cmt,
+            self.cache_ways,
+            ctp,
+            self.cache_ways,
+        )
+        .map_err(|reason| {
+            ConfigError::invalid(
+                "ftl.cmt_bytes / ftl.ctp_bytes",
+                format!("{cmt} / {ctp}"),
+                reason,
+                format!(
+                    "at least {} / {} bytes (one set of ftl.cache_ways ways), with geometry.page_bytes a power of two of at least 64",
+                    u64::from(CMT_BLOCK_BYTES) * ways,
+                    u64::from(page) * ways
+                ),
+            )
+        })
+    }
+
+    /// DFTL's cached mapping table (`cmt_bytes`, 0: 64 KiB).
+    fn dftl_cmt_bytes(&self) -> u64 {
+        match self.cmt_bytes {
+            0 => 64 << 10,
+            b => b,
+        }
     }
 
     fn sizing(&self, config: &ExperimentConfig) -> Result<Sizing, ConfigError> {
@@ -109,7 +164,7 @@ impl DemandConfig {
             buffer_units,
             entries_per_tpage,
             translation_pages,
-            cmt_entries: (self.cmt_bytes / CMT_ENTRY_BYTES).max(1) as usize,
+            cmt_entries: (self.dftl_cmt_bytes() / CMT_ENTRY_BYTES).max(1) as usize,
         })
     }
 

@@ -35,12 +35,16 @@ pub mod config;
 pub mod exec_time;
 mod gc;
 mod translation;
+pub mod twolevel_cache;
 
 use std::collections::{HashMap, VecDeque};
 
-use cache::{DftlCache, Lookup, MapCachePolicy};
+use cache::{DftlCache, Lookup, MapCachePolicy, WriteBack};
 use config::{DemandConfig, ExecTimeModel, Sizing};
 use exec_time::{ExecTime, Scheme};
+use twolevel_cache::TwoLevelCache;
+
+use super::twolevel::FlushSearch;
 
 use super::mapping::{BlockState, Blocks, MapTable, Stream, UNMAPPED};
 use super::registry::{self, FtlEntry};
@@ -58,6 +62,24 @@ pub const DFTL_ENTRY: FtlEntry = registry::settings_entry::<DemandConfig>(
      batch write-back of a translation page's dirty entries, translation-block GC, fmmu.txt \
      Fig. 10 execution times",
     |c| Ok(Box::new(DemandFtl::dftl(c)?)),
+);
+
+/// Registry entry of CDFTL.
+pub const CDFTL_ENTRY: FtlEntry = registry::settings_entry::<DemandConfig>(
+    "cdftl",
+    "demand-paged page mapping with a two-level map cache in software (CDFTL, fmmu.txt 5.2): \
+     set-associative CMT of 64-byte map blocks over cached translation pages, flush victims \
+     found by scanning every CMT block, fmmu.txt Fig. 10 execution times",
+    |c| Ok(Box::new(DemandFtl::two_level(c, Scheme::Cdftl)?)),
+);
+
+/// Registry entry of FMMU.
+pub const FMMU_ENTRY: FtlEntry = registry::settings_entry::<DemandConfig>(
+    "fmmu",
+    "demand-paged page mapping with the FMMU hardware map cache (fmmu.txt section 4): \
+     set-associative CMT and CTP with in-cache MSHRs, dirty translation list with next links \
+     and cost-benefit flush victims, map work on the map unit (160 ns per operation)",
+    |c| Ok(Box::new(DemandFtl::two_level(c, Scheme::Fmmu)?)),
 );
 
 const TAG_SHIFT: u32 = 56;
@@ -150,6 +172,10 @@ pub struct DemandFtl {
     flash_copy: Vec<Vec<u32>>,
     /// Translation reads in flight and the requests waiting on each.
     loading: HashMap<u32, Vec<SubRequest>>,
+    /// Requests whose lookup was blocked (a whole cache set dirty or loading).
+    blocked: VecDeque<SubRequest>,
+    /// Looking blocked requests up again (not counted as new blocked requests).
+    retrying: bool,
     /// The open translation block.
     map_block: Option<(BlockId, u32)>,
     translation_seq: u64,
@@ -174,6 +200,23 @@ impl DemandFtl {
             Box::new(cache),
             exec,
         ))
+    }
+
+    /// CDFTL (`Scheme::Cdftl`: flush by scanning, times on the cores) or FMMU
+    /// (`Scheme::Fmmu`: DTL, times on the map unit): the core with a two-level cache.
+    pub fn two_level(config: &ExperimentConfig, scheme: Scheme) -> Result<Self, ConfigError> {
+        let (cfg, sizing) = DemandConfig::from_experiment(config)?;
+        let geometry = cfg.two_level_geometry(config, &sizing)?;
+        let (name, search) = match scheme {
+            Scheme::Fmmu => ("fmmu", FlushSearch::Dtl),
+            _ => ("cdftl", FlushSearch::Scan),
+        };
+        let cache = TwoLevelCache::new(geometry, sizing.logical_units, search);
+        let exec = match cfg.exec_time {
+            ExecTimeModel::Paper => ExecTime::fig10(scheme, config.cpu.cores),
+            ExecTimeModel::Ideal => ExecTime::ideal(),
+        };
+        Ok(Self::new(config, name, cfg, sizing, Box::new(cache), exec))
     }
 
     /// The core with any policy and execution-time model.
@@ -235,6 +278,8 @@ impl DemandFtl {
             gtd: vec![None; sizing.translation_pages as usize],
             flash_copy,
             loading: HashMap::new(),
+            blocked: VecDeque::new(),
+            retrying: false,
             map_block: None,
             translation_seq: 0,
             in_translation_gc: false,
@@ -362,9 +407,17 @@ impl DemandFtl {
                 self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_hit_ns);
                 self.proceed(ctx, &sub)
             }
-            Lookup::Blocked => Err(self.bug(format!(
-                "map cache blocked lpn {lpn}: this core does not retry blocked requests yet"
-            ))),
+            Lookup::Blocked => {
+                // Counted once per request, and as a lookup once it is served.
+                self.stats.lookups -= 1;
+                if !self.retrying {
+                    self.stats.blocked_requests += 1;
+                }
+                self.blocked.push_back(sub);
+                let mut out = Vec::new();
+                let blocks = self.cache.unblock(lpn, &mut out);
+                self.flushed(ctx, blocks, out)
+            }
             Lookup::Miss => {
                 self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_miss_ns);
                 self.load(ctx, lpn, sub)
@@ -404,6 +457,44 @@ impl DemandFtl {
             self.proceed(ctx, &sub)?;
         }
         Ok(())
+    }
+
+    /// Charges a map-cache flush that examined `blocks` cache blocks and does its write-backs.
+    fn flushed(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        blocks: Option<u64>,
+        out: Vec<WriteBack>,
+    ) -> Result<(), SimError> {
+        if let Some(blocks) = blocks {
+            self.charge(ctx, CpuActivity::Flush, self.exec.flush_ns(blocks));
+        }
+        for wb in out {
+            self.write_back(ctx, wb)?;
+        }
+        Ok(())
+    }
+
+    /// Between requests: one background flush step of the map cache, then the requests it
+    /// blocked are looked up again (in arrival order; one still blocked queues again).
+    fn pace(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
+        if self.ideal {
+            return Ok(());
+        }
+        let mut out = Vec::new();
+        let blocks = self.cache.flush_step(&mut out);
+        self.flushed(ctx, blocks, out)?;
+        self.retrying = true;
+        let mut result = Ok(());
+        for _ in 0..self.blocked.len() {
+            let sub = self.blocked.pop_front().expect("counted");
+            result = self.resolve(ctx, sub);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.retrying = false;
+        result
     }
 
     /// Caches an entry, writing back what the policy evicts.
@@ -747,21 +838,23 @@ impl Ftl for DemandFtl {
 
     fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
         match sub.op {
-            Op::Write => self.write(ctx, sub),
-            Op::Flush => self.flush(ctx, sub),
-            Op::Trim => self.trim(ctx, sub),
-            Op::Read => self.resolve(ctx, *sub),
+            Op::Write => self.write(ctx, sub)?,
+            Op::Flush => self.flush(ctx, sub)?,
+            Op::Trim => self.trim(ctx, sub)?,
+            Op::Read => self.resolve(ctx, *sub)?,
         }
+        self.pace(ctx)
     }
 
     fn flash_done(&mut self, ctx: &mut FtlCtx<'_>, tok: u64) -> Result<(), SimError> {
         let index = tok & ((1 << TAG_SHIFT) - 1);
         match tok >> TAG_SHIFT {
-            TAG_PROGRAM => self.program_completed(ctx, index as u32),
-            TAG_BACKGROUND_GC => self.background_step_done(ctx, index as u32),
-            TAG_LOAD => self.loaded(ctx, index as u32),
-            other => Err(self.bug(format!("unknown completion tag {other}"))),
+            TAG_PROGRAM => self.program_completed(ctx, index as u32)?,
+            TAG_BACKGROUND_GC => self.background_step_done(ctx, index as u32)?,
+            TAG_LOAD => self.loaded(ctx, index as u32)?,
+            other => return Err(self.bug(format!("unknown completion tag {other}"))),
         }
+        self.pace(ctx)
     }
 
     fn idle(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
@@ -803,6 +896,7 @@ impl Ftl for DemandFtl {
                 "translation_writes": s.translation_writes,
                 "flushes": s.flushes,
                 "entries_per_flush": if s.flushes == 0 { 0.0 } else { s.entries_flushed as f64 / s.flushes as f64 },
+                "ctp": self.cache.levels(),
                 "blocked_requests": s.blocked_requests,
                 "cond_updates_lost": s.cond_updates_lost,
                 "translation_gc": {

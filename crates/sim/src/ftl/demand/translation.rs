@@ -27,12 +27,14 @@ impl DemandFtl {
         }
         self.stats.flushes += 1;
         self.stats.entries_flushed += wb.lpns.len() as u64;
-        self.charge(
-            ctx,
-            CpuActivity::Flush,
-            self.exec.flush_ns(wb.blocks_scanned),
-        );
-        let dep = match self.gtd[wb.tvpn as usize] {
+        if wb.blocks_scanned > 0 {
+            self.charge(
+                ctx,
+                CpuActivity::Flush,
+                self.exec.flush_ns(wb.blocks_scanned),
+            );
+        }
+        let dep = match self.gtd[wb.tvpn as usize].filter(|_| wb.read_old) {
             Some(old) => {
                 self.stats.merge_reads += 1;
                 Some(ctx.read(&[old], self.layout.page_bytes, Issue::new(Cause::Mapping))?)

@@ -235,6 +235,81 @@ impl<R: Copy> TwoLevel<R> {
         self.waiters = waiters;
     }
 
+    /// The entry of DLPN `lpn` changed: marks its loaded CMT block dirty; false if the block
+    /// is not loaded.
+    pub fn updated(&mut self, lpn: u32) -> bool {
+        let block = self.geometry.cmt_block(lpn);
+        match self.cmt.peek(block) {
+            Some(slot) if !self.cmt.is_transient(slot) => {
+                self.dirty(slot, block);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the cache holds `lpn`'s entry (its CMT block loaded), and whether the entry
+    /// may differ from its translation page in flash (its CMT block or its CTP page dirty;
+    /// a dirty CTP page counts even when the CMT block is gone).
+    pub fn state(&self, lpn: u32) -> Option<bool> {
+        let tvpn = self.geometry.tvpn(lpn);
+        let ctp_dirty = self.ctp.peek(tvpn).is_some_and(|c| self.ctp.is_dirty(c));
+        match self.cmt.peek(self.geometry.cmt_block(lpn)) {
+            Some(s) if !self.cmt.is_transient(s) => Some(self.cmt.is_dirty(s) || ctp_dirty),
+            _ => ctp_dirty.then_some(true),
+        }
+    }
+
+    /// Cleans every dirty CMT block of `tvpn` and its CTP page, whose entries the caller
+    /// writes to flash anyway (a GC update of the same page); returns the CMT blocks examined
+    /// (followed by the DTL, or all of them by the CDFTL scan).
+    pub fn take_page(&mut self, tvpn: u32) -> u32 {
+        self.slots.clear();
+        let examined = match self.search {
+            FlushSearch::Dtl => self.dtl.take(tvpn, &mut self.slots),
+            FlushSearch::Scan => {
+                super::scan_dirty_blocks(&self.cmt, &self.geometry, tvpn, &mut self.slots)
+            }
+        };
+        for &s in &self.slots {
+            self.cmt.mark_clean(s);
+        }
+        if let Some(c) = self.ctp.peek(tvpn).filter(|&c| !self.ctp.is_transient(c)) {
+            self.ctp.mark_clean(c);
+        }
+        examined
+    }
+
+    /// A request on `lpn` was [`Access::Blocked`]: flushes the page of a dirty way of its CMT
+    /// set, or writes back a dirty page of its CTP set; false when the set's ways are loading
+    /// (the load's completion frees them).
+    pub fn unblock(&mut self, lpn: u32) -> bool {
+        let block = self.geometry.cmt_block(lpn);
+        if self.cmt.would_block(block) {
+            let ways = self.cmt.ways();
+            let first = self.cmt.set_of(block) * ways;
+            let Some(slot) = (first..first + ways).find(|&s| self.cmt.is_dirty(s)) else {
+                return false;
+            };
+            let victim = self.cmt.key(slot).expect("a dirty slot is valid");
+            self.flush_cmt(self.geometry.tvpn_of_block(victim));
+            return true;
+        }
+        let tvpn = self.geometry.tvpn(lpn);
+        if self.ctp.peek(tvpn).is_some() || !self.ctp.would_block(tvpn) {
+            return false;
+        }
+        let ways = self.ctp.ways();
+        let first = self.ctp.set_of(tvpn) * ways;
+        let Some(c) = (first..first + ways).find(|&s| self.ctp.is_dirty(s)) else {
+            return false;
+        };
+        self.ctp.mark_clean(c);
+        let page = self.ctp.key(c).expect("a dirty slot is valid");
+        self.actions.push(Action::Write(page));
+        true
+    }
+
     /// One step of flushing (module doc); returns whether it did anything.
     pub fn flush_step(&mut self) -> bool {
         let mut did = false;
@@ -369,6 +444,37 @@ mod tests {
         assert!(c.flush_step(), "no clean block: at the low watermark");
         assert_eq!((c.stats.flushes, c.stats.blocks_flushed), (1, 2));
         assert_eq!(c.access(8, 3, false), Access::Hit { ctp: true });
+    }
+
+    #[test]
+    fn unblock_flushes_the_blocked_set_and_a_dirty_ctp_page_keeps_its_entries_dirty() {
+        let mut c = cache(1, (0, 1));
+        dirty(&mut c, 0);
+        assert_eq!(
+            c.access(16, 1, false),
+            Access::Blocked,
+            "the one way is dirty"
+        );
+        assert!(c.unblock(16));
+        assert_eq!(c.stats.flushes, 1);
+        assert_eq!(c.state(0), Some(true), "flushed to the CTP, not to flash");
+        assert_eq!(c.access(16, 1, false), Access::Waiting);
+        assert_eq!(
+            c.state(0),
+            Some(true),
+            "CMT block evicted, CTP page still dirty"
+        );
+        let mut released = Vec::new();
+        c.load_done(1, &mut released);
+        assert_eq!(released, vec![1]);
+        assert!(c.updated(16));
+        assert_eq!(
+            c.take_page(1),
+            1,
+            "the DTL follows page 1's one dirty block"
+        );
+        c.take_page(0);
+        assert_eq!((c.state(0), c.state(16)), (None, Some(false)));
     }
 
     #[test]
