@@ -21,6 +21,9 @@ fn dftl(functional: bool) -> ExperimentConfig {
             "run.precondition=0.0",
             "ftl.name=\"dftl\"",
             "ftl.cmt_bytes=256",
+            // A slow read keeps the translation read in flight while the FTL CPU handles all
+            // 256 sub-requests (about 1.2 ms at fmmu.txt's DFTL times).
+            "timing.read_latency_ns=10000000",
             mode.as_str(),
         ],
     )
@@ -40,10 +43,12 @@ fn map_cache_counter(config: &ExperimentConfig, steps: &[Step], key: &str) -> u6
 
 /// Units 0..256 written one by one, then 64 other units (the cache holds none of 0..256),
 /// then one 1 MiB read of units 0..256: its 256 sub-requests all miss on the same translation
-/// page, and one flash read of that page serves them all (255 wait on it).
+/// page, and one flash read of that page serves them all (255 wait on it). Timed only: in a
+/// functional-only run the read completes at once, and the engine runs a flash completion
+/// before the next submission (ARCHITECTURE.md, FTL CPU), so nothing is outstanding to wait.
 #[test]
 fn one_translation_read_serves_every_miss_on_its_page() {
-    for functional in [true, false] {
+    for functional in [false] {
         let cfg = dftl(functional);
         let unit = 8;
         let mut steps: Vec<Step> = (0..256)
