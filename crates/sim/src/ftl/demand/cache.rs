@@ -75,26 +75,35 @@ struct Slot {
 /// replacement; evicting a dirty entry writes back every dirty entry of its translation page
 /// together (batch update). The software finds them by scanning the whole table (the cost
 /// charged: `blocks_scanned` = capacity); the simulator keeps them per translation page.
+const NOT_CACHED: u32 = u32::MAX;
+
 pub struct DftlCache {
     slots: Vec<Slot>,
     /// Dirty entries of each translation page.
     dirty: HashMap<u32, Vec<u32>>,
-    index: HashMap<u32, usize>,
+    /// Slot of each logical unit, `NOT_CACHED` if none.
+    index: Vec<u32>,
     capacity: usize,
     hand: usize,
     entries_per_tpage: u32,
 }
 
 impl DftlCache {
-    pub fn new(capacity: usize, entries_per_tpage: u32) -> Self {
+    /// A cache of `capacity` entries over `logical_units` units.
+    pub fn new(capacity: usize, entries_per_tpage: u32, logical_units: u32) -> Self {
         DftlCache {
             slots: Vec::with_capacity(capacity),
             dirty: HashMap::new(),
-            index: HashMap::with_capacity(capacity),
+            index: vec![NOT_CACHED; logical_units as usize],
             capacity: capacity.max(1),
             hand: 0,
             entries_per_tpage,
         }
+    }
+
+    fn slot(&self, lpn: u32) -> Option<usize> {
+        let i = self.index[lpn as usize];
+        (i != NOT_CACHED).then_some(i as usize)
     }
 
     /// Second chance: the first unreferenced entry from the hand, clearing references.
@@ -111,8 +120,8 @@ impl DftlCache {
 
 impl MapCachePolicy for DftlCache {
     fn lookup(&mut self, lpn: u32) -> Lookup {
-        match self.index.get(&lpn) {
-            Some(&i) => {
+        match self.slot(lpn) {
+            Some(i) => {
                 self.slots[i].referenced = true;
                 Lookup::Hit
             }
@@ -121,7 +130,7 @@ impl MapCachePolicy for DftlCache {
     }
 
     fn install(&mut self, lpn: u32, out: &mut Vec<WriteBack>) {
-        if self.index.contains_key(&lpn) {
+        if self.slot(lpn).is_some() {
             return;
         }
         // Referenced only once hit again: a page read once leaves first.
@@ -131,22 +140,22 @@ impl MapCachePolicy for DftlCache {
             dirty: false,
         };
         if self.slots.len() < self.capacity {
-            self.index.insert(lpn, self.slots.len());
+            self.index[lpn as usize] = self.slots.len() as u32;
             self.slots.push(slot);
             return;
         }
         let i = self.victim();
         let old = self.slots[i];
-        self.index.remove(&old.lpn);
+        self.index[old.lpn as usize] = NOT_CACHED;
         if old.dirty {
             out.push(self.take_dirty(old.lpn / self.entries_per_tpage));
         }
         self.slots[i] = slot;
-        self.index.insert(lpn, i);
+        self.index[lpn as usize] = i as u32;
     }
 
     fn update(&mut self, lpn: u32) {
-        if let Some(&i) = self.index.get(&lpn) {
+        if let Some(i) = self.slot(lpn) {
             if !std::mem::replace(&mut self.slots[i].dirty, true) {
                 let tvpn = lpn / self.entries_per_tpage;
                 self.dirty.entry(tvpn).or_default().push(lpn);
@@ -155,13 +164,13 @@ impl MapCachePolicy for DftlCache {
     }
 
     fn state(&self, lpn: u32) -> Option<bool> {
-        self.index.get(&lpn).map(|&i| self.slots[i].dirty)
+        self.slot(lpn).map(|i| self.slots[i].dirty)
     }
 
     fn take_dirty(&mut self, tvpn: u32) -> WriteBack {
         let lpns = self.dirty.remove(&tvpn).unwrap_or_default();
         for lpn in &lpns {
-            if let Some(&i) = self.index.get(lpn) {
+            if let Some(i) = self.slot(*lpn) {
                 self.slots[i].dirty = false;
             }
         }
@@ -184,7 +193,7 @@ mod tests {
 
     #[test]
     fn evicting_a_dirty_entry_writes_back_its_whole_translation_page() {
-        let mut c = DftlCache::new(3, 4);
+        let mut c = DftlCache::new(3, 4, 16);
         let mut out = Vec::new();
         for lpn in [0, 1, 5] {
             c.install(lpn, &mut out);
@@ -205,7 +214,7 @@ mod tests {
 
     #[test]
     fn a_referenced_entry_gets_a_second_chance() {
-        let mut c = DftlCache::new(2, 4);
+        let mut c = DftlCache::new(2, 4, 16);
         let mut out = Vec::new();
         c.install(0, &mut out);
         c.install(1, &mut out);

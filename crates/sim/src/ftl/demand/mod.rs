@@ -187,7 +187,11 @@ impl DemandFtl {
     /// DFTL: the core with an entry-level second-chance cache of `cmt_bytes`.
     pub fn dftl(config: &ExperimentConfig) -> Result<Self, ConfigError> {
         let (cfg, sizing) = DemandConfig::from_experiment(config)?;
-        let cache = DftlCache::new(sizing.cmt_entries, sizing.entries_per_tpage);
+        let cache = DftlCache::new(
+            sizing.cmt_entries,
+            sizing.entries_per_tpage,
+            sizing.logical_units,
+        );
         let exec = match cfg.exec_time {
             ExecTimeModel::Paper => ExecTime::fig10(Scheme::Dftl, config.cpu.cores),
             ExecTimeModel::Ideal => ExecTime::ideal(),
