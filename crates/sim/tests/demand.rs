@@ -48,7 +48,8 @@ fn map_cache_counter(config: &ExperimentConfig, steps: &[Step], key: &str) -> u6
 /// before the next submission (ARCHITECTURE.md, FTL CPU), so nothing is outstanding to wait.
 #[test]
 fn one_translation_read_serves_every_miss_on_its_page() {
-    for functional in [false] {
+    {
+        let functional = false;
         let cfg = dftl(functional);
         let unit = 8;
         let mut steps: Vec<Step> = (0..256)

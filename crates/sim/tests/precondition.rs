@@ -67,8 +67,14 @@ fn a_read_only_run_after_preconditioning_does_no_gc() {
             "{what}: GC in a read-only window: {:?}",
             r.gc
         );
-        assert_eq!(r.flash.programs.total, 0, "{what}: {:?}", r.flash.programs);
-        assert_eq!(r.flash.erases.total, 0, "{what}: {:?}", r.flash.erases);
+        // Map-cache FTLs (cdftl, fmmu) may write back map entries dirtied before the window
+        // (their watermark flushes run between requests) and collect translation blocks;
+        // no data is programmed or erased.
+        let map_cache = matches!(what, "dftl" | "cdftl" | "fmmu");
+        for (kind, c) in [("programs", &r.flash.programs), ("erases", &r.flash.erases)] {
+            assert_eq!(c.total - c.mapping, 0, "{what} {kind}: {c:?}");
+            assert!(map_cache || c.mapping == 0, "{what} {kind}: {c:?}");
+        }
         assert_eq!(r.write_amplification, None, "{what}: nothing was written");
     }
 }
