@@ -11,6 +11,12 @@
 //! a second a line) after a sequential fill only. Their merges reach a steady rate within a
 //! few thousand writes (the log blocks or free blocks are few), so a random pre-pass, which
 //! takes 7-10 s on `kast-slc`, would change nothing but the time.
+//!
+//! Then one line per demand-paged map-cache FTL of issue 12 ([`MAP_CACHE_FTLS`]: DFTL with its
+//! default 64 KiB cache, small beside the `default` device's 15 MiB map, CDFTL and FMMU)
+//! beside pagemap on the reference device (`--device`, `--set`), random writes after a
+//! sequential fill, with each line's time per request over pagemap's (issue 12: DFTL at most
+//! 3x).
 
 use std::time::Instant;
 
@@ -48,7 +54,14 @@ pub struct BenchArgs {
     /// lines take --qd, --precondition and --mode, not --device, --set or --requests
     #[arg(long, default_value = "20000", value_parser = super::count_arg)]
     block_ftl_requests: u64,
+    /// Measured 4 KiB random writes of each map-cache FTL line and its pagemap baseline (0: no
+    /// such lines); those lines take --qd, --precondition, --mode, --device and --set
+    #[arg(long, default_value = "100000", value_parser = super::count_arg)]
+    map_cache_requests: u64,
 }
+
+/// The map-cache FTLs of issue 12, after their pagemap baseline, on the reference device.
+pub const MAP_CACHE_FTLS: [&str; 4] = ["pagemap", "dftl", "cdftl", "fmmu"];
 
 /// The block-level FTLs of issue 11, each on the device of its paper.
 pub const BLOCK_FTLS: [(&str, &str); 5] = [
@@ -95,7 +108,7 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let (reference, block_lines) = match bench_lines(a, modes) {
+    let (reference, block_lines, map_lines) = match bench_lines(a, modes) {
         Ok(lines) => lines,
         Err(e) => return fail(&e),
     };
@@ -168,6 +181,33 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
             Err(e) => return fail(&e),
         }
     }
+    if !map_lines.is_empty() {
+        say(format!(
+            "\nmap-cache FTLs on `{}`: {} x 4 KiB random writes each, QD {}, after a sequential fill of {:.0}%",
+            a.device,
+            a.map_cache_requests,
+            a.qd,
+            a.precondition * 100.0
+        ));
+        say(format!(
+            "{:<8} {:<11} {:>10} {:>8} {:>14} {:>14} {:>6} {:>11}",
+            "ftl", "mode", "precond s", "run s", "requests/s", "peak RSS MiB", "WA", "x pagemap"
+        ));
+    }
+    let mut baseline: Vec<(&str, f64)> = Vec::new();
+    for (name, config) in &map_lines {
+        match measure(name, config) {
+            Ok(f) => {
+                if f.ftl == "pagemap" {
+                    baseline.push((name, f.requests_per_s));
+                }
+                let base = baseline.iter().find(|(m, _)| m == name).map(|b| b.1);
+                say(map_cache_row(&f, base));
+                all.push(f);
+            }
+            Err(e) => return fail(&e),
+        }
+    }
     match json_out {
         Some(out) => {
             super::write_json(out, &serde_json::to_value(&all).expect("figures serialize"))
@@ -180,7 +220,10 @@ type Lines = Vec<(&'static str, ExperimentConfig)>;
 
 /// The configurations of the reference lines (one per mode) and of the block-level FTL lines
 /// (one per FTL and mode), each checked against the memory available.
-fn bench_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<(Lines, Lines), SimError> {
+fn bench_lines(
+    a: &BenchArgs,
+    modes: &[(&'static str, bool)],
+) -> Result<(Lines, Lines, Lines), SimError> {
     let mut reference = Vec::new();
     for &(name, functional) in modes {
         let sets = scenario_sets(a, a.requests, functional);
@@ -197,7 +240,36 @@ fn bench_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<(Lines, 
             }
         }
     }
-    Ok((reference, block_lines))
+    let mut map_lines = Vec::new();
+    if a.map_cache_requests > 0 {
+        for ftl in MAP_CACHE_FTLS {
+            for &(name, functional) in modes {
+                let mut sets = scenario_sets(a, a.map_cache_requests, functional);
+                sets.push(format!("ftl.name=\"{ftl}\""));
+                sets.push("run.precondition_max_passes=0".into());
+                map_lines.push((name, checked(&a.device, sets, &a.sets)?));
+            }
+        }
+    }
+    Ok((reference, block_lines, map_lines))
+}
+
+/// A map-cache line; `pagemap_per_s` is the pagemap line's requests/s in the same mode.
+fn map_cache_row(f: &Figures, pagemap_per_s: Option<f64>) -> String {
+    let slower = pagemap_per_s.map_or("n/a".into(), |p| {
+        format!("{:.2}", p / f.requests_per_s.max(1e-9))
+    });
+    format!(
+        "{:<8} {:<11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>6} {:>11}",
+        f.ftl,
+        f.mode,
+        f.precondition_s,
+        f.run_s,
+        f.requests_per_s,
+        rss_text(f),
+        wa_text(f),
+        slower
+    )
 }
 
 fn reference_row(f: &Figures) -> String {

@@ -33,13 +33,18 @@ pub struct FmmuArgs {
     /// Output directory (table.txt, results.csv, results.json)
     #[arg(short, long, default_value = "fmmu-study")]
     out: PathBuf,
-    /// Parts, comma separated: synthetic, traces, scaling
+    /// Parts, comma separated: exec-time (the model's Fig. 10 table), synthetic, traces,
+    /// scaling
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "synthetic,traces,scaling"
+        default_value = "exec-time,synthetic,traces,scaling"
     )]
     parts: Vec<String>,
+    /// Schemes of the synthetic and traces parts, comma separated (default: all): ideal,
+    /// dftl-1c, dftl-2c, dftl-4c, cdftl-1c, cdftl-2c, cdftl-4c, fmmu
+    #[arg(long, value_delimiter = ',')]
+    schemes: Vec<String>,
     /// Trace files of the traces part (the paper's MSR and WebSearch traces are not public:
     /// e.g. the MQSim excerpts), comma separated
     #[arg(long, value_delimiter = ',')]
@@ -155,11 +160,24 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
 }
 
 fn fmmu(a: &FmmuArgs) -> i32 {
-    use flashlab_sim::experiment::fmmu_study::{csv, table, FmmuStudy, PARTS};
+    use flashlab_sim::experiment::fmmu_study::{
+        csv, exec_time_table, scheme_labels, table, FmmuStudy, PARTS, SCHEMES,
+    };
     if let Some(bad) = a.parts.iter().find(|p| !PARTS.contains(&p.as_str())) {
         eprintln!(
             "error: --parts: `{bad}` is not a part (allowed: {})",
             PARTS.join(", ")
+        );
+        return EXIT_INPUT;
+    }
+    if let Some(bad) = a
+        .schemes
+        .iter()
+        .find(|l| !SCHEMES.iter().any(|s| s.label == l.as_str()))
+    {
+        eprintln!(
+            "error: --schemes: `{bad}` is not a scheme (allowed: {})",
+            scheme_labels()
         );
         return EXIT_INPUT;
     }
@@ -170,6 +188,7 @@ fn fmmu(a: &FmmuArgs) -> i32 {
     };
     let study = FmmuStudy {
         parts: a.parts.clone(),
+        schemes: a.schemes.clone(),
         traces: a.traces.clone(),
         seed: a.seed,
         ..base
@@ -182,7 +201,15 @@ fn fmmu(a: &FmmuArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let text = table(&points);
+    let mut text = String::new();
+    if a.parts.iter().any(|p| p == "exec-time") {
+        text.push_str("FTL execution time (fmmu.txt Fig. 10, as charged)\n");
+        text.push_str(&exec_time_table());
+        text.push('\n');
+    }
+    if !points.is_empty() {
+        text.push_str(&table(&points));
+    }
     print!("{text}");
     let json = serde_json::json!({ "study": study, "points": points });
     write_results(

@@ -751,6 +751,8 @@ fn bench_writes_json_figures() {
         "ftl.over_provisioning=0.25",
         "--block-ftl-requests",
         "1500",
+        "--map-cache-requests",
+        "1000",
         "--json",
         path_str(&file),
     ]);
@@ -778,7 +780,21 @@ fn bench_writes_json_figures() {
         expected.push((ftl, device, "timed"));
         expected.push((ftl, device, "functional"));
     }
+    for ftl in ["pagemap", "dftl", "cdftl", "fmmu"] {
+        expected.push((ftl, "default", "timed"));
+        expected.push((ftl, "default", "functional"));
+    }
     assert_eq!(names, expected);
+    let (map_lines, lines) = (&lines[12..], &lines[..12]);
+    for m in map_lines {
+        assert_eq!(m["requests"], 1000, "{m}");
+        assert!(m["requests_per_s"].as_f64().unwrap() > 0.0, "{m}");
+    }
+    assert!(
+        r.stdout.contains("x pagemap") && r.stdout.contains("\ndftl "),
+        "{}",
+        r.stdout
+    );
     for (i, m) in lines.iter().enumerate() {
         let requests = if i < 2 { 2000 } else { 1500 };
         assert_eq!(m["requests"], requests, "{m}");
@@ -817,6 +833,8 @@ fn bench_without_block_ftl_lines() {
         "ftl.over_provisioning=0.25",
         "--block-ftl-requests",
         "0",
+        "--map-cache-requests",
+        "0",
         "--json",
         "-",
     ]);
@@ -824,6 +842,7 @@ fn bench_without_block_ftl_lines() {
     let lines: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
     assert_eq!(lines.as_array().map(Vec::len), Some(1), "{lines}");
     assert!(!r.stderr.contains("block-level FTLs"), "{}", r.stderr);
+    assert!(!r.stderr.contains("map-cache FTLs"), "{}", r.stderr);
 }
 
 #[test]
@@ -854,7 +873,7 @@ fn experiment_kast_writes_the_figures_csv_and_json() {
     assert_eq!(json["study"]["ks"], serde_json::json!([2, 4]));
     assert!(points.iter().all(|p| p["workload"] == "web"));
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 9, "{csv}");
+    assert_eq!(csv.lines().count(), 14, "{csv}");
     let table = std::fs::read_to_string(dir.join("table.txt")).unwrap();
     assert_eq!(table, out.stdout);
     let out = flashlab(&[
@@ -891,6 +910,8 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
         "experiment",
         "fmmu",
         "--quick",
+        "--schemes",
+        "ideal,fmmu",
         "--traces",
         path_str(&trace),
         "--out",
@@ -900,7 +921,11 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let json = read_json(&dir.join("results.json"));
     let points = json["points"].as_array().unwrap();
-    assert_eq!(points.len(), 4 + 1 + 3, "4 synthetic, 1 trace, 3 scaling");
+    assert_eq!(
+        points.len(),
+        2 * 4 + 2 + 3,
+        "2 x (4 synthetic, 1 trace), 3 scaling"
+    );
     let point = |part: &str, workload: &str, c: u64| {
         points
             .iter()
@@ -908,6 +933,8 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
             .unwrap()
     };
     let seq_read = point("synthetic", "seq-read-64k", 16);
+    assert_eq!(seq_read["scheme"], "ideal");
+    assert!(out.stdout.contains("FTL execution time"), "{}", out.stdout);
     let ratio =
         seq_read["bytes_per_s"].as_f64().unwrap() / seq_read["closed_form"].as_f64().unwrap();
     assert!((0.97..=1.001).contains(&ratio), "{seq_read}");
@@ -924,7 +951,7 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
     );
     assert!(out.stdout.contains("1.000x ideal"), "{}", out.stdout);
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 9, "{csv}");
+    assert_eq!(csv.lines().count(), 14, "{csv}");
     let out = flashlab(&[
         "experiment",
         "fmmu",
@@ -935,6 +962,13 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
     ]);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("nope"), "{}", out.stderr);
+    let out = flashlab(&["experiment", "fmmu", "--schemes", "dftl-3c"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("dftl-3c") && out.stderr.contains("cdftl-4c"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

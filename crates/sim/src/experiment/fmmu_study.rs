@@ -6,9 +6,12 @@
 //! 8 ways on a PCIe 3.0 x32 link (Fig. 14), each point beside its closed form
 //! ([`super::fmmu`]).
 //!
-//! The map-cache schemes are rows of [`SCHEMES`]: adding an FTL is one line. Until the demand
-//! FTLs are merged the only row is the ideal, pagemap with no CPU cost (its map is in RAM, so
-//! it has no translation reads: the closed forms' `translation_reads = 0`).
+//! The map-cache schemes are rows of [`SCHEMES`]: adding an FTL is one line. The ideal is
+//! FMMU's caches with every execution time zero (fmmu.txt 5.3: "the FTL execution time is set
+//! to zero"): the same translation reads and writes as the others, so its closed forms count
+//! the run's translation reads per host operation. The map cache is the paper's 1,088 KiB
+//! (DFTL: all CMT; CDFTL, FMMU, ideal: 64 KiB CMT + 1,024 KiB CTP), scaled with the device's
+//! pages per block so a shortened device keeps the paper's cache-to-map ratio (`--quick`).
 
 use serde::Serialize;
 
@@ -17,23 +20,78 @@ use crate::config::ExperimentConfig;
 use crate::workload::parse_spec;
 use crate::SimError;
 
-/// One map-cache scheme: an FTL, its cores and its settings.
+/// How a scheme's 1,088 KiB of map-cache RAM is split (fmmu.txt 5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheSplit {
+    /// DFTL: all of it the CMT.
+    AllCmt,
+    /// CDFTL and FMMU: 64 KiB CMT and 1,024 KiB CTP.
+    CmtAndCtp,
+}
+
+/// One map-cache scheme: an FTL, its cores, its map-cache RAM and other settings.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Scheme {
     pub label: &'static str,
     pub ftl: &'static str,
     pub cores: u32,
+    pub cache: CacheSplit,
     pub sets: &'static [&'static str],
 }
 
-/// The schemes compared (fmmu.txt 5.1: 1,088 KiB of map cache; DFTL all CMT, CDFTL and FMMU
-/// 64 KiB CMT + 1,024 KiB CTP; DFTL and CDFTL on 1, 2 and 4 cores).
-pub const SCHEMES: &[Scheme] = &[Scheme {
-    label: "ideal",
-    ftl: "pagemap",
-    cores: 1,
-    sets: &[],
-}];
+impl Scheme {
+    const fn of(label: &'static str, ftl: &'static str, cores: u32, cache: CacheSplit) -> Self {
+        Scheme {
+            label,
+            ftl,
+            cores,
+            cache,
+            sets: &[],
+        }
+    }
+
+    /// `--set` lines of the map-cache RAM, the paper's sizes times `scale`.
+    fn cache_sets(&self, scale: f64) -> [String; 2] {
+        let bytes = |kib: f64| ((kib * 1024.0 * scale).round() as u64).max(4096);
+        let (cmt, ctp) = match self.cache {
+            CacheSplit::AllCmt => (bytes(PAPER_CACHE_KIB), 0),
+            CacheSplit::CmtAndCtp => (bytes(64.0), bytes(1024.0)),
+        };
+        [
+            format!("ftl.cmt_bytes={cmt}"),
+            format!("ftl.ctp_bytes={ctp}"),
+        ]
+    }
+}
+
+/// fmmu.txt 5.1: the map cache's RAM, KiB.
+pub const PAPER_CACHE_KIB: f64 = 1088.0;
+
+/// The schemes compared (fmmu.txt 5.1-5.3: DFTL and CDFTL on 1, 2 and 4 cores, FMMU, and
+/// the ideal).
+pub const SCHEMES: &[Scheme] = &[
+    Scheme {
+        sets: &["ftl.exec_time=\"ideal\""],
+        ..Scheme::of("ideal", "fmmu", 1, CacheSplit::CmtAndCtp)
+    },
+    Scheme::of("dftl-1c", "dftl", 1, CacheSplit::AllCmt),
+    Scheme::of("dftl-2c", "dftl", 2, CacheSplit::AllCmt),
+    Scheme::of("dftl-4c", "dftl", 4, CacheSplit::AllCmt),
+    Scheme::of("cdftl-1c", "cdftl", 1, CacheSplit::CmtAndCtp),
+    Scheme::of("cdftl-2c", "cdftl", 2, CacheSplit::CmtAndCtp),
+    Scheme::of("cdftl-4c", "cdftl", 4, CacheSplit::CmtAndCtp),
+    Scheme::of("fmmu", "fmmu", 1, CacheSplit::CmtAndCtp),
+];
+
+/// The labels of [`SCHEMES`], comma separated (for `--schemes` and its errors).
+pub fn scheme_labels() -> String {
+    SCHEMES
+        .iter()
+        .map(|s| s.label)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// The synthetic workloads of Fig. 11: (name, workload spec without count).
 pub const SYNTHETIC: [(&str, &str); 4] = [
@@ -43,14 +101,17 @@ pub const SYNTHETIC: [(&str, &str); 4] = [
     ("rand-read-4k", "randread:bs=4k,qd=512"),
 ];
 
-/// The parts of the study.
-pub const PARTS: [&str; 3] = ["synthetic", "traces", "scaling"];
+/// The parts of the study (`exec-time`: the model's Fig. 10 table, no runs).
+pub const PARTS: [&str; 4] = ["exec-time", "synthetic", "traces", "scaling"];
 
 /// What to run.
 #[derive(Debug, Clone, Serialize)]
 pub struct FmmuStudy {
     /// Pages per block (None: the preset's 256); fewer keep the fill short, limits unchanged.
     pub pages_per_block: Option<u32>,
+    /// Blocks per plane (None: the preset's 16); the demand FTLs' GC headroom at 15%
+    /// over-provisioning needs 128 x 16 or 32 x 32 pages per plane at least.
+    pub blocks_per_plane: Option<u32>,
     /// Requests measured per synthetic point and per scaling point.
     pub requests: u64,
     /// Random writes measured (GC must run throughout: several times the spare space).
@@ -59,8 +120,11 @@ pub struct FmmuStudy {
     pub scaling: Vec<(u32, u32)>,
     /// Trace files of Fig. 13.
     pub traces: Vec<String>,
-    /// Parts to run: `synthetic`, `traces`, `scaling`.
+    /// Parts to run: `exec-time`, `synthetic`, `traces`, `scaling`.
     pub parts: Vec<String>,
+    /// Labels of the [`SCHEMES`] of the synthetic and traces parts (empty: all); the scaling
+    /// part runs FMMU (Fig. 14).
+    pub schemes: Vec<String>,
     pub seed: u64,
 }
 
@@ -75,19 +139,23 @@ impl FmmuStudy {
         }
         FmmuStudy {
             pages_per_block: None,
+            blocks_per_plane: None,
             requests: 100_000,
             random_write_requests: 4_000_000,
             scaling,
             traces: Vec::new(),
             parts: PARTS.iter().map(|p| p.to_string()).collect(),
+            schemes: Vec::new(),
             seed: 1,
         }
     }
 
-    /// Sizes for CI: 32 pages per block, few requests, three scaling points.
+    /// Sizes for CI: 32 pages per block and 32 blocks per plane (a quarter of the capacity,
+    /// and of the map cache), few requests, three scaling points.
     pub fn quick() -> FmmuStudy {
         FmmuStudy {
             pages_per_block: Some(32),
+            blocks_per_plane: Some(32),
             requests: 3_000,
             random_write_requests: 20_000,
             scaling: vec![(1, 1), (4, 4), (32, 8)],
@@ -117,12 +185,43 @@ pub struct FmmuPoint {
     pub nand_bus: f64,
     pub chips: f64,
     pub ftl_cpu: f64,
+    /// Busy share of FMMU's hardware map unit (zero for the software schemes).
+    pub map_unit: f64,
+    /// Translation pages read per host operation (the map cache's misses that went to flash).
+    pub translation_reads_per_op: f64,
     /// The closed form's limit in the point's unit (IOPS, or bytes/s for sequential), when
     /// there is one.
     pub closed_form: Option<f64>,
 }
 
 impl FmmuStudy {
+    /// The study's device capacity over the preset's (the map cache is scaled by it).
+    pub fn capacity_scale(&self) -> f64 {
+        let pages = self.pages_per_block.unwrap_or(PRESET_PAGES_PER_BLOCK);
+        let blocks = self.blocks_per_plane.unwrap_or(PRESET_BLOCKS_PER_PLANE);
+        f64::from(pages) * f64::from(blocks)
+            / (f64::from(PRESET_PAGES_PER_BLOCK) * f64::from(PRESET_BLOCKS_PER_PLANE))
+    }
+
+    /// The schemes of the synthetic and traces parts, in [`SCHEMES`] order.
+    pub fn selected_schemes(&self) -> Result<Vec<Scheme>, SimError> {
+        if let Some(bad) = self
+            .schemes
+            .iter()
+            .find(|l| !SCHEMES.iter().any(|s| s.label == l.as_str()))
+        {
+            return Err(SimError::Input {
+                location: "schemes".into(),
+                message: format!("`{bad}` is not a scheme (allowed: {})", scheme_labels()),
+            });
+        }
+        Ok(SCHEMES
+            .iter()
+            .filter(|s| self.schemes.is_empty() || self.schemes.iter().any(|l| l == s.label))
+            .copied()
+            .collect())
+    }
+
     /// Runs every part, calling `progress(done, total, what)`.
     pub fn run(
         &self,
@@ -130,22 +229,22 @@ impl FmmuStudy {
     ) -> Result<Vec<FmmuPoint>, SimError> {
         let wants = |part: &str| self.parts.iter().any(|p| p == part);
         let mut cases: Vec<(&'static str, Scheme, String, u32, u32)> = Vec::new();
-        for s in SCHEMES {
+        for s in self.selected_schemes()? {
             if wants("synthetic") {
                 for (name, _) in SYNTHETIC {
-                    cases.push(("synthetic", *s, name.into(), 16, 8));
+                    cases.push(("synthetic", s, name.into(), 16, 8));
                 }
             }
             if wants("traces") {
                 for t in &self.traces {
-                    cases.push(("traces", *s, t.clone(), 16, 8));
+                    cases.push(("traces", s, t.clone(), 16, 8));
                 }
             }
         }
         let scaled = SCHEMES
             .iter()
             .find(|s| s.label == "fmmu")
-            .unwrap_or(&SCHEMES[0]);
+            .expect("SCHEMES has fmmu");
         if wants("scaling") {
             for &(c, w) in &self.scaling {
                 cases.push(("scaling", *scaled, "rand-read-4k".into(), c, w));
@@ -186,6 +285,9 @@ impl FmmuStudy {
         if let Some(p) = self.pages_per_block {
             sets.push(format!("geometry.pages_per_block={p}"));
         }
+        if let Some(b) = self.blocks_per_plane {
+            sets.push(format!("geometry.blocks_per_plane={b}"));
+        }
         if part == "scaling" {
             sets.push(format!("host.link_mb_per_s={}", closed::PCIE3_X32_MB_PER_S));
         }
@@ -194,6 +296,7 @@ impl FmmuStudy {
             sets.push("trace.replay=\"closed\"".into());
             sets.push("trace.queue_depth=512".into());
         }
+        sets.extend(scheme.cache_sets(self.capacity_scale()));
         sets.extend(scheme.sets.iter().map(|s| s.to_string()));
         let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
         let mut config = ExperimentConfig::with_sets("fmmu-16ch", &sets)?;
@@ -224,8 +327,20 @@ impl FmmuStudy {
     ) -> Result<FmmuPoint, SimError> {
         let config = self.config(part, scheme, workload, channels, ways)?;
         let r = crate::run_experiment(&config, &mut |_| {})?;
+        let ops = r.host.all.count.max(1) as f64;
+        let translation_reads_per_op = r.flash.reads.mapping as f64 / ops;
+        let translation_bytes = r.ftl_details["entries_per_translation_page"]
+            .as_f64()
+            .map_or(0.0, |entries| entries * TRANSLATION_ENTRY_BYTES);
         let closed_form = (scheme.label == "ideal" || part == "scaling")
-            .then(|| ideal_limit(&Device::of(&config), workload))
+            .then(|| {
+                ideal_limit(
+                    &Device::of(&config),
+                    workload,
+                    translation_reads_per_op,
+                    translation_bytes,
+                )
+            })
             .flatten()
             .map(|l| l.value());
         Ok(FmmuPoint {
@@ -244,31 +359,52 @@ impl FmmuStudy {
             nand_bus: r.utilisation.channels.mean,
             chips: r.utilisation.dies.mean,
             ftl_cpu: r.utilisation.cpu,
+            map_unit: r.utilisation.map_unit.unwrap_or(0.0),
+            translation_reads_per_op,
             closed_form,
         })
     }
 }
 
-/// The closed form of a synthetic workload with the map in RAM (random write: none, its
+/// The closed form of a synthetic workload at zero FTL time, random reads counting the run's
+/// translation reads per host read of `translation_bytes` each (random write: none, its
 /// write amplification is the run's; see docs/fmmu.md).
-fn ideal_limit(dev: &Device, workload: &str) -> Option<Limit> {
+fn ideal_limit(
+    dev: &Device,
+    workload: &str,
+    translation_reads: f64,
+    translation_bytes: f64,
+) -> Option<Limit> {
     match workload {
         "seq-write-64k" => Some(closed::seq_write(dev, 1.0)),
         "seq-read-64k" => Some(closed::seq_read(dev)),
-        "rand-read-4k" => Some(closed::rand_read(dev, 4096.0, 0.0, 0.0)),
+        "rand-read-4k" => Some(closed::rand_read(
+            dev,
+            4096.0,
+            translation_reads,
+            translation_bytes,
+        )),
         _ => None,
     }
 }
+
+/// Pages per block and blocks per plane of `fmmu-16ch` (the map-cache sizes scale with the
+/// study's).
+const PRESET_PAGES_PER_BLOCK: u32 = 256;
+const PRESET_BLOCKS_PER_PLANE: u32 = 16;
+/// Bytes of one entry of a translation page in flash.
+const TRANSLATION_ENTRY_BYTES: f64 = 4.0;
 
 /// CSV rows, one per point.
 pub fn csv(points: &[FmmuPoint]) -> String {
     let mut out = String::from(
         "part,scheme,ftl,cores,workload,channels,ways,iops,bytes_per_s,elapsed_ns,\
-         write_amplification,host_link,nand_bus,chips,ftl_cpu,closed_form\n",
+         write_amplification,host_link,nand_bus,chips,ftl_cpu,map_unit,translation_reads_per_op,\
+         closed_form\n",
     );
     for p in points {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{:.1},{:.1},{},{},{:.4},{:.4},{:.4},{:.4},{}\n",
+            "{},{},{},{},{},{},{},{:.1},{:.1},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{}\n",
             p.part,
             p.scheme,
             p.ftl,
@@ -285,63 +421,121 @@ pub fn csv(points: &[FmmuPoint]) -> String {
             p.nand_bus,
             p.chips,
             p.ftl_cpu,
+            p.map_unit,
+            p.translation_reads_per_op,
             p.closed_form.map_or(String::new(), |c| format!("{c:.1}")),
         ));
     }
     out
 }
 
-/// The table: throughput, closed form and utilisations per point; traces normalised to ideal.
+/// The table: throughput, share of the ideal's, closed form and utilisations per point
+/// (`ftl`: the cores; `map`: FMMU's map unit); traces as elapsed time over the ideal's.
 pub fn table(points: &[FmmuPoint]) -> String {
     let mut out = format!(
-        "{:<9} {:<8} {:>5} {:<28} {:>6} {:>12} {:>12} {:>7} {:>6} {:>6} {:>6} {:>6}\n",
+        "{:<9} {:<9} {:>5} {:<22} {:>5} {:>12} {:>7} {:>12} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n",
         "part",
         "scheme",
         "cores",
         "workload",
         "geom",
         "result",
+        "ideal",
         "closed form",
         "of it",
+        "tr/op",
         "link",
         "bus",
         "chips",
-        "ftl"
+        "ftl",
+        "map"
     );
     for p in points {
         let sequential = p.workload.starts_with("seq");
+        let ideal = points.iter().find(|q| {
+            q.part == p.part
+                && q.scheme == "ideal"
+                && q.workload == p.workload
+                && (q.channels, q.ways) == (p.channels, p.ways)
+        });
+        let value = |q: &FmmuPoint| if sequential { q.bytes_per_s } else { q.iops };
         let show = |v: f64| {
             if sequential {
                 format!("{:.2} GB/s", v / 1e9)
             } else if p.part == "traces" {
-                let ideal = points
-                    .iter()
-                    .find(|q| q.part == "traces" && q.scheme == "ideal" && q.workload == p.workload)
-                    .map_or(f64::NAN, |q| q.elapsed_ns as f64);
-                format!("{:.3}x ideal", p.elapsed_ns as f64 / ideal)
+                let base = ideal.map_or(f64::NAN, |q| q.elapsed_ns as f64);
+                format!("{:.3}x ideal", p.elapsed_ns as f64 / base)
             } else {
                 format!("{:.0} KIOPS", v / 1e3)
             }
         };
-        let value = if sequential { p.bytes_per_s } else { p.iops };
+        let of_ideal = match ideal {
+            Some(q) if p.part != "traces" => format!("{:.1}%", 100.0 * value(p) / value(q)),
+            _ => "-".into(),
+        };
         let (closed, share) = p.closed_form.map_or(("-".into(), "-".into()), |c| {
-            (show(c), format!("{:.1}%", 100.0 * value / c))
+            (show(c), format!("{:.1}%", 100.0 * value(p) / c))
         });
         out.push_str(&format!(
-            "{:<9} {:<8} {:>5} {:<28} {:>6} {:>12} {:>12} {:>7} {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%\n",
+            "{:<9} {:<9} {:>5} {:<22} {:>5} {:>12} {:>7} {:>12} {:>7} {:>6.3} {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%\n",
             p.part,
             p.scheme,
             p.cores,
             p.workload.rsplit('/').next().unwrap_or(""),
             format!("{}x{}", p.channels, p.ways),
-            show(value),
+            show(value(p)),
+            of_ideal,
             closed,
             share,
+            p.translation_reads_per_op,
             100.0 * p.host_link,
             100.0 * p.nand_bus,
             100.0 * p.chips,
             100.0 * p.ftl_cpu,
+            100.0 * p.map_unit,
         ));
     }
+    out
+}
+
+/// fmmu.txt Fig. 10 as the model charges it: per-handler times of each scheme on 1, 2 and 4
+/// cores (FMMU on its map unit), and a flush of the paper's CMT.
+pub fn exec_time_table() -> String {
+    use crate::ftl::demand::exec_time::{ExecTime, Scheme as Fig10};
+    let mut out = format!(
+        "{:<6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>14}\n",
+        "scheme", "cores", "hit ns", "miss ns", "update ns", "cmd ns", "flush ns"
+    );
+    let cmt_blocks = |scheme| match scheme {
+        // DFTL: 1,088 KiB of 8-byte entries; CDFTL and FMMU: 64 KiB of 64-byte blocks.
+        Fig10::Dftl => 1088 * 1024 / 8,
+        _ => 64 * 1024 / 64,
+    };
+    let rows = [
+        ("dftl", Fig10::Dftl, 1),
+        ("dftl", Fig10::Dftl, 2),
+        ("dftl", Fig10::Dftl, 4),
+        ("cdftl", Fig10::Cdftl, 1),
+        ("cdftl", Fig10::Cdftl, 2),
+        ("cdftl", Fig10::Cdftl, 4),
+        ("fmmu", Fig10::Fmmu, 1),
+    ];
+    for (name, scheme, cores) in rows {
+        let t = ExecTime::fig10(scheme, cores);
+        out.push_str(&format!(
+            "{:<6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>14}\n",
+            name,
+            cores,
+            t.lookup_hit_ns,
+            t.lookup_miss_ns,
+            t.update_ns,
+            t.command_ns,
+            t.flush_ns(cmt_blocks(scheme)),
+        ));
+    }
+    out.push_str(
+        "(per handler on one core; an N-core FTL serves N handlers at once, so per request the \
+         whole FTL takes 1/N of these; fmmu: on its hardware map unit, flush capped at 10 us)\n",
+    );
     out
 }
