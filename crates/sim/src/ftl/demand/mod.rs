@@ -6,11 +6,14 @@
 //! - **Data path** as pagemap's: one mapping unit per host sub-request, units packed into
 //!   pages on per-die frontiers through a bounded write buffer (acknowledged when placed).
 //! - **Map cache**: every host operation first looks its entry up; a miss reads the entry's
-//!   translation page (a timed flash read, `Cause::Mapping`), and misses on a page already
+//!   translation page (a timed flash read of its unit's bytes, `Cause::Mapping`), and misses on a page already
 //!   being read wait on that one read (coalesced); its completion installs the waiters'
 //!   entries in turn and runs each request's continuation. Evictions return write-backs: the
-//!   core reads the old translation page and programs the merged page after it on the
-//!   translation stream (`Stream::Map`), updates the GTD and invalidates the old page.
+//!   core reads the old translation page and writes the merged one after it on the
+//!   translation stream (`Stream::Map`), updates the GTD and invalidates the old one.
+//! - **Translation pages** are one mapping unit (4 KiB: 1,024 entries, fmmu.txt Fig. 7),
+//!   packed `units_per_page` to a flash page in unit slots flagged `OOB_FLAG_TRANSLATION`;
+//!   written ones are buffered until their flash page is full ([`translation`]).
 //! - **Data GC** (per die, greedy / cost-benefit / FIFO, foreground and background) moves valid
 //!   units in one handler; a moved unit whose entry is cached is marked dirty, the others are
 //!   written to their translation pages at once, one write-back per translation page (with
@@ -52,7 +55,7 @@ use super::{CallTarget, CpuActivity, Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::flash::{Cause, CmdId};
 use crate::host::{Op, SubId, SubRequest};
-use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, Ppn, UnitAddr};
+use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, UnitAddr};
 use crate::SimError;
 
 /// Registry entry of DFTL.
@@ -123,7 +126,13 @@ pub struct DemandStats {
     pub translation_reads: u64,
     /// Old translation pages read to merge a write-back.
     pub merge_reads: u64,
+    /// Translation pages written (one mapping unit each).
     pub translation_writes: u64,
+    /// Flash pages programmed with translation pages (`units_per_page` translation pages each).
+    pub translation_programs: u64,
+    /// Misses served from the translation buffer (a translation page written but its flash
+    /// page not yet programmed): no flash read.
+    pub translation_buffer_hits: u64,
     pub flushes: u64,
     pub entries_flushed: u64,
     pub blocked_requests: u64,
@@ -166,8 +175,8 @@ pub struct DemandFtl {
     cache: Box<dyn MapCachePolicy>,
     exec: ExecTime,
     ideal: bool,
-    /// GTD: where each translation page is.
-    gtd: Vec<Option<Ppn>>,
+    /// GTD: the unit slot holding each translation page.
+    gtd: Vec<Option<UnitAddr>>,
     /// Entries of each translation page as last written to flash.
     flash_copy: Vec<Vec<u32>>,
     /// Translation reads in flight and the requests waiting on each.
@@ -176,8 +185,8 @@ pub struct DemandFtl {
     blocked: VecDeque<SubRequest>,
     /// Looking blocked requests up again (not counted as new blocked requests).
     retrying: bool,
-    /// The open translation block.
-    map_block: Option<(BlockId, u32)>,
+    /// The translation flash page being assembled in the open translation block.
+    map_frontier: Frontier,
     translation_seq: u64,
     in_translation_gc: bool,
     stats: DemandStats,
@@ -210,7 +219,7 @@ impl DemandFtl {
     /// (`Scheme::Fmmu`: DTL, times on the map unit): the core with a two-level cache.
     pub fn two_level(config: &ExperimentConfig, scheme: Scheme) -> Result<Self, ConfigError> {
         let (cfg, sizing) = DemandConfig::from_experiment(config)?;
-        let geometry = cfg.two_level_geometry(config, &sizing)?;
+        let geometry = cfg.two_level_geometry(&sizing)?;
         let (name, search) = match scheme {
             Scheme::Fmmu => ("fmmu", FlushSearch::Dtl),
             _ => ("cdftl", FlushSearch::Scan),
@@ -257,7 +266,7 @@ impl DemandFtl {
         DemandFtl {
             name,
             blocks: Blocks::new(layout, upp, cfg.gc_victim),
-            frontiers: vec![frontier; (layout.dies() * 2) as usize],
+            frontiers: vec![frontier.clone(); (layout.dies() * 2) as usize],
             map: MapTable::new(sizing.logical_units, upp),
             layout,
             upp,
@@ -284,7 +293,11 @@ impl DemandFtl {
             loading: HashMap::new(),
             blocked: VecDeque::new(),
             retrying: false,
-            map_block: None,
+            map_frontier: Frontier {
+                entries: vec![OobEntry::EMPTY; upp as usize],
+                data: Vec::new(),
+                ..frontier.clone()
+            },
             translation_seq: 0,
             in_translation_gc: false,
             stats: DemandStats::default(),
@@ -437,15 +450,24 @@ impl DemandFtl {
             self.stats.misses_coalesced += 1;
             return Ok(());
         }
-        let Some(tppn) = self.gtd[tvpn as usize] else {
-            // Never written: every entry of the page is unmapped, nothing to read.
-            self.install(ctx, lpn)?;
-            return self.proceed(ctx, &sub);
+        let tunit = match self.gtd[tvpn as usize] {
+            Some(u) if !self.in_map_buffer(u) => u,
+            other => {
+                // Never written (every entry unmapped) or still in the translation buffer:
+                // nothing to read from flash.
+                if other.is_some() {
+                    self.stats.translation_buffer_hits += 1;
+                }
+                self.install(ctx, lpn)?;
+                return self.proceed(ctx, &sub);
+            }
         };
         self.stats.translation_reads += 1;
         let issue = Issue::new(Cause::Mapping).token(token(TAG_LOAD, u64::from(tvpn)));
         self.loading.insert(tvpn, vec![sub]);
-        ctx.read(&[tppn], self.layout.page_bytes, issue)?;
+        // One translation page: only its unit's bytes cross the bus.
+        let tppn = self.per_page.quotient(tunit);
+        ctx.read(&[tppn], self.unit_bytes(), issue)?;
         Ok(())
     }
 
@@ -473,7 +495,7 @@ impl DemandFtl {
         if let Some(blocks) = blocks {
             self.charge(ctx, CpuActivity::Flush, self.exec.flush_ns(blocks));
         }
-        for wb in out {
+        for wb in &out {
             self.write_back(ctx, wb)?;
         }
         Ok(())
@@ -505,7 +527,7 @@ impl DemandFtl {
     fn install(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<(), SimError> {
         let mut out = Vec::new();
         self.cache.install(lpn, &mut out);
-        for wb in out {
+        for wb in &out {
             self.write_back(ctx, wb)?;
         }
         Ok(())
@@ -935,18 +957,4 @@ impl registry::FtlSettings for DemandConfig {
     fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
         Self::from_experiment(config).map(|(settings, _)| settings)
     }
-}
-
-/// Logical units grouped by translation page (sorted).
-fn group_by_tvpn(lpns: &mut [u32], entries_per_tpage: u32) -> Vec<(u32, Vec<u32>)> {
-    lpns.sort_unstable();
-    let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
-    for &l in lpns.iter() {
-        let t = l / entries_per_tpage;
-        match out.last_mut() {
-            Some((tv, v)) if *tv == t => v.push(l),
-            _ => out.push((t, vec![l])),
-        }
-    }
-    out
 }
