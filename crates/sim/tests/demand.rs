@@ -132,3 +132,68 @@ fn a_translation_load_moves_one_unit_over_the_bus() {
     );
     sim.check_invariants().unwrap();
 }
+
+/// `exec_time = "ideal"` zeroes the FTL's execution time and nothing else (fmmu.txt 5.3):
+/// the same workload on DFTL with a small cache makes the same translation reads and writes
+/// as with the paper's times, and the FTL CPU is never busy.
+#[test]
+fn ideal_exec_time_keeps_the_map_cache_traffic() {
+    use flashlab_sim::engine::Simulation;
+    use flashlab_sim::host::{Op, Request};
+    let run = |exec_time: &str| {
+        let exec = format!("ftl.exec_time=\"{exec_time}\"");
+        let cfg = ExperimentConfig::with_sets(
+            "default",
+            &[
+                "geometry.channels=2",
+                "geometry.chips_per_channel=1",
+                "geometry.dies_per_chip=1",
+                "geometry.planes_per_die=2",
+                "geometry.blocks_per_plane=16",
+                "geometry.pages_per_block=16",
+                "ftl.over_provisioning=0.3",
+                "run.precondition=0.0",
+                "run.functional_only=false",
+                "ftl.name=\"dftl\"",
+                "ftl.cmt_bytes=256",
+                // 512-byte units: 128 entries per translation page, several pages.
+                "ftl.mapping_unit_bytes=512",
+                exec.as_str(),
+            ],
+        )
+        .unwrap();
+        let mut sim = Simulation::new(&cfg).unwrap();
+        let logical_units = sim.logical_bytes() / 512;
+        // One request at a time (nothing overlaps, so timing cannot change what misses).
+        let mut x: u64 = 12345;
+        for i in 0..600 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let op = if i % 3 == 0 { Op::Read } else { Op::Write };
+            sim.submit(Request {
+                arrival_ns: 0,
+                op,
+                offset_bytes: (x >> 33) % logical_units * 512,
+                len_bytes: 512,
+                deadline_ns: 0,
+            })
+            .unwrap();
+            sim.run_until_idle().unwrap();
+        }
+        sim.check_invariants().unwrap();
+        let counters = sim.ftl().report()["counters"].clone();
+        (counters, sim.cpu_busy_ns())
+    };
+    let (paper, paper_cpu) = run("paper");
+    let (ideal, ideal_cpu) = run("ideal");
+    for key in ["translation_reads", "translation_writes", "lookups", "hits"] {
+        assert!(paper[key].as_u64() > Some(0), "paper: no {key}: {paper}");
+        assert_eq!(
+            paper[key], ideal[key],
+            "{key}: paper {paper}, ideal {ideal}"
+        );
+    }
+    assert!(paper_cpu > 0, "paper: no FTL CPU time");
+    assert_eq!(ideal_cpu, 0, "ideal: FTL CPU busy for {ideal_cpu} ns");
+}

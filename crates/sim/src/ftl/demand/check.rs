@@ -65,9 +65,6 @@ impl DemandFtl {
 
     /// An entry not dirty in the cache has its current value in its translation page.
     fn check_flash_copy(&self) -> Result<(), String> {
-        if self.ideal {
-            return Ok(());
-        }
         let ept = self.sizing.entries_per_tpage;
         for lpn in 0..self.map.len() {
             if self.cache.state(lpn) == Some(true) {

@@ -25,8 +25,8 @@
 //!   pages' OOB, the GTD against the translation pages, and the per-TVPN copy of the entries
 //!   last written to flash against it for every entry the cache does not hold dirty.
 //! - **Execution time** ([`exec_time`]): command, lookup (hit / miss), update and flush costs
-//!   charged per handler (`exec_time = "paper"`), or nothing with every entry a hit and no
-//!   translation traffic (`"ideal"`, fmmu.txt 5.3).
+//!   charged per handler (`exec_time = "paper"`), or zero (`"ideal"`, fmmu.txt 5.3: "the FTL
+//!   execution time is set to zero"): the same cache, misses and translation traffic.
 //!
 //! Not yet: GC copies whose map update waits for a translation read (CondUpdate racing host
 //! updates; here GC updates are synchronous so no race exists), partial-unit writes larger
@@ -174,7 +174,6 @@ pub struct DemandFtl {
     zeros: Vec<u64>,
     cache: Box<dyn MapCachePolicy>,
     exec: ExecTime,
-    ideal: bool,
     /// GTD: the unit slot holding each translation page.
     gtd: Vec<Option<UnitAddr>>,
     /// Entries of each translation page as last written to flash.
@@ -286,7 +285,6 @@ impl DemandFtl {
             gc_data: vec![0; unit_sectors as usize],
             zeros: vec![0; unit_sectors as usize],
             cache,
-            ideal: cfg.exec_time == ExecTimeModel::Ideal,
             exec,
             gtd: vec![None; sizing.translation_pages as usize],
             flash_copy,
@@ -414,9 +412,6 @@ impl DemandFtl {
     /// is read (miss).
     fn resolve(&mut self, ctx: &mut FtlCtx<'_>, sub: SubRequest) -> Result<(), SimError> {
         let lpn = self.lpn_of(&sub)?;
-        if self.ideal {
-            return self.proceed(ctx, &sub);
-        }
         self.stats.lookups += 1;
         match self.cache.lookup(lpn) {
             Lookup::Hit => {
@@ -504,9 +499,6 @@ impl DemandFtl {
     /// Between requests: one background flush step of the map cache, then the requests it
     /// blocked are looked up again (in arrival order; one still blocked queues again).
     fn pace(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
-        if self.ideal {
-            return Ok(());
-        }
         let mut out = Vec::new();
         let blocks = self.cache.flush_step(&mut out);
         self.flushed(ctx, blocks, out)?;
@@ -536,9 +528,6 @@ impl DemandFtl {
     /// Records a changed entry: dirty in the cache, or (not cached: a GC move or a TRIM) the
     /// caller writes its translation page back.
     fn updated(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> bool {
-        if self.ideal {
-            return true;
-        }
         self.charge(ctx, CpuActivity::Update, self.exec.update_ns);
         if self.cache.state(lpn).is_some() {
             self.cache.update(lpn);
