@@ -40,7 +40,7 @@ mod gc;
 mod translation;
 pub mod twolevel_cache;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use cache::{DftlCache, Lookup, MapCachePolicy, WriteBack};
 use config::{DemandConfig, ExecTimeModel, Sizing};
@@ -179,7 +179,11 @@ pub struct DemandFtl {
     /// Entries of each translation page as last written to flash.
     flash_copy: Vec<Vec<u32>>,
     /// Translation reads in flight and the requests waiting on each.
-    loading: HashMap<u32, Vec<SubRequest>>,
+    loading: Waiters,
+    /// Scratch list of write-backs (reused, no allocation per operation).
+    write_backs: Vec<WriteBack>,
+    /// Scratch list of entries changed while not cached (GC moves, TRIM).
+    uncached: Vec<u32>,
     /// Requests whose lookup was blocked (a whole cache set dirty or loading).
     blocked: VecDeque<SubRequest>,
     /// Looking blocked requests up again (not counted as new blocked requests).
@@ -288,7 +292,9 @@ impl DemandFtl {
             exec,
             gtd: vec![None; sizing.translation_pages as usize],
             flash_copy,
-            loading: HashMap::new(),
+            loading: Waiters::new(sizing.translation_pages),
+            write_backs: Vec::new(),
+            uncached: Vec::new(),
             blocked: VecDeque::new(),
             retrying: false,
             map_frontier: Frontier {
@@ -426,7 +432,7 @@ impl DemandFtl {
                     self.stats.blocked_requests += 1;
                 }
                 self.blocked.push_back(sub);
-                let mut out = Vec::new();
+                let mut out = std::mem::take(&mut self.write_backs);
                 let blocks = self.cache.unblock(lpn, &mut out);
                 self.flushed(ctx, blocks, out)
             }
@@ -440,8 +446,8 @@ impl DemandFtl {
     /// Queues a request on its translation page's read, issuing the read if none is in flight.
     fn load(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32, sub: SubRequest) -> Result<(), SimError> {
         let tvpn = self.tvpn_of(lpn);
-        if let Some(waiters) = self.loading.get_mut(&tvpn) {
-            waiters.push(sub);
+        if self.loading.is_loading(tvpn) {
+            self.loading.push(tvpn, sub);
             self.stats.misses_coalesced += 1;
             return Ok(());
         }
@@ -459,7 +465,7 @@ impl DemandFtl {
         };
         self.stats.translation_reads += 1;
         let issue = Issue::new(Cause::Mapping).token(token(TAG_LOAD, u64::from(tvpn)));
-        self.loading.insert(tvpn, vec![sub]);
+        self.loading.push(tvpn, sub);
         // One translation page: only its unit's bytes cross the bus.
         let tppn = self.per_page.quotient(tunit);
         ctx.read(&[tppn], self.unit_bytes(), issue)?;
@@ -468,11 +474,13 @@ impl DemandFtl {
 
     /// A translation page was read: each waiter's entry is installed and its request runs.
     fn loaded(&mut self, ctx: &mut FtlCtx<'_>, tvpn: u32) -> Result<(), SimError> {
-        let waiters = self
-            .loading
-            .remove(&tvpn)
-            .ok_or_else(|| self.bug(format!("translation page {tvpn} read without waiters")))?;
-        for sub in waiters {
+        let mut next = self.loading.detach(tvpn);
+        if next == NIL {
+            return Err(self.bug(format!("translation page {tvpn} read without waiters")));
+        }
+        while next != NIL {
+            let (sub, after) = self.loading.take(next);
+            next = after;
             let lpn = self.lpn_of(&sub)?;
             self.install(ctx, lpn)?;
             self.proceed(ctx, &sub)?;
@@ -490,16 +498,27 @@ impl DemandFtl {
         if let Some(blocks) = blocks {
             self.charge(ctx, CpuActivity::Flush, self.exec.flush_ns(blocks));
         }
-        for wb in &out {
-            self.write_back(ctx, wb)?;
+        self.write_back_all(ctx, out)
+    }
+
+    /// Does the write-backs of `out`, then keeps the emptied list for reuse.
+    fn write_back_all(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        mut out: Vec<WriteBack>,
+    ) -> Result<(), SimError> {
+        let result = out.iter().try_for_each(|wb| self.write_back(ctx, wb));
+        out.clear();
+        if out.capacity() > self.write_backs.capacity() {
+            self.write_backs = out;
         }
-        Ok(())
+        result
     }
 
     /// Between requests: one background flush step of the map cache, then the requests it
     /// blocked are looked up again (in arrival order; one still blocked queues again).
     fn pace(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.write_backs);
         let blocks = self.cache.flush_step(&mut out);
         self.flushed(ctx, blocks, out)?;
         self.retrying = true;
@@ -517,12 +536,9 @@ impl DemandFtl {
 
     /// Caches an entry, writing back what the policy evicts.
     fn install(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<(), SimError> {
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.write_backs);
         self.cache.install(lpn, &mut out);
-        for wb in &out {
-            self.write_back(ctx, wb)?;
-        }
-        Ok(())
+        self.write_back_all(ctx, out)
     }
 
     /// Records a changed entry: dirty in the cache, or (not cached: a GC move or a TRIM) the
@@ -624,7 +640,8 @@ impl DemandFtl {
         let spu = self.unit_sectors;
         let first = sub.first_sector.div_ceil(spu);
         let end = ((sub.first_sector + sub.sectors) / spu).min(u64::from(self.map.len()));
-        let mut uncached = Vec::new();
+        let mut uncached = std::mem::take(&mut self.uncached);
+        uncached.clear();
         for lpn in (first..end).map(|l| l as u32) {
             if self.map.get(lpn).is_none() {
                 continue;
@@ -634,7 +651,9 @@ impl DemandFtl {
                 uncached.push(lpn);
             }
         }
-        self.write_back_uncached(ctx, &mut uncached)?;
+        let result = self.write_back_uncached(ctx, &mut uncached);
+        self.uncached = uncached;
+        result?;
         ctx.complete(sub.id);
         Ok(())
     }
@@ -945,5 +964,63 @@ impl Ftl for DemandFtl {
 impl registry::FtlSettings for DemandConfig {
     fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
         Self::from_experiment(config).map(|(settings, _)| settings)
+    }
+}
+
+const NIL: u32 = u32::MAX;
+
+/// Requests waiting on translation reads: an intrusive list per translation page in flight
+/// (head and tail per TVPN, a next index per waiter) over a slab of waiters reused through a
+/// free list, so a miss allocates nothing once the slab has grown to the peak in flight.
+struct Waiters {
+    /// (head, tail) per TVPN, `NIL` when no read of it is in flight.
+    lists: Vec<(u32, u32)>,
+    slab: Vec<(SubRequest, u32)>,
+    free: Vec<u32>,
+}
+
+impl Waiters {
+    fn new(tvpns: u32) -> Self {
+        Waiters {
+            lists: vec![(NIL, NIL); tvpns as usize],
+            slab: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    fn is_loading(&self, tvpn: u32) -> bool {
+        self.lists[tvpn as usize].0 != NIL
+    }
+
+    /// Appends a waiter to the read of `tvpn` (starting its list if none).
+    fn push(&mut self, tvpn: u32, sub: SubRequest) {
+        let node = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = (sub, NIL);
+                i
+            }
+            None => {
+                self.slab.push((sub, NIL));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        let list = &mut self.lists[tvpn as usize];
+        if list.0 == NIL {
+            *list = (node, node);
+        } else {
+            self.slab[list.1 as usize].1 = node;
+            list.1 = node;
+        }
+    }
+
+    /// Ends the read of `tvpn`: its first waiter (`NIL` if none); walk on with [`Self::take`].
+    fn detach(&mut self, tvpn: u32) -> u32 {
+        std::mem::replace(&mut self.lists[tvpn as usize], (NIL, NIL)).0
+    }
+
+    /// Frees waiter `node`: its request and the next waiter of its list.
+    fn take(&mut self, node: u32) -> (SubRequest, u32) {
+        self.free.push(node);
+        self.slab[node as usize]
     }
 }
