@@ -1,5 +1,7 @@
 //! Behaviours of the demand-paged core (`ftl/demand`) the shared differential test does not
-//! single out: one translation read serves every miss on its translation page.
+//! single out: one translation read serves every miss on its translation page, a load moves
+//! one 4 KiB translation page over the bus, `ideal` keeps the map-cache traffic, and a blocked
+//! request counts once and completes.
 
 use flashlab_sim::config::ExperimentConfig;
 use flashlab_sim::testing::{self, Options, Step};
@@ -196,4 +198,67 @@ fn ideal_exec_time_keeps_the_map_cache_traffic() {
     }
     assert!(paper_cpu > 0, "paper: no FTL CPU time");
     assert_eq!(ideal_cpu, 0, "ideal: FTL CPU busy for {ideal_cpu} ns");
+}
+
+/// FMMU and CDFTL with a one-block CMT and a one-page CTP (one set, one way each; 512-byte
+/// pages and units, 128 entries per translation page). Reads of units 0, 16 and 32 arrive
+/// together once translation page 0 is only in flash: the read of unit 0 takes the CMT's
+/// only way and waits on a slow translation read, so the other two are blocked (their set is
+/// loading) and looked up again after every handler until the way is free. Each blocked
+/// request counts once in `blocked_requests` however often it is retried, and all complete
+/// with their data (the harness checks every read).
+#[test]
+fn a_blocked_request_counts_once_and_completes() {
+    for ftl in ["fmmu", "cdftl"] {
+        let name = format!("ftl.name=\"{ftl}\"");
+        let cfg = ExperimentConfig::with_sets(
+            "default",
+            &[
+                "geometry.channels=2",
+                "geometry.chips_per_channel=1",
+                "geometry.dies_per_chip=1",
+                "geometry.planes_per_die=2",
+                "geometry.blocks_per_plane=16",
+                "geometry.pages_per_block=16",
+                "geometry.page_bytes=512",
+                "ftl.over_provisioning=0.3",
+                "run.precondition=0.0",
+                "run.functional_only=false",
+                "timing.read_latency_ns=1000000",
+                name.as_str(),
+                "ftl.cache_ways=1",
+                "ftl.cmt_bytes=64",
+                "ftl.ctp_bytes=512",
+            ],
+        )
+        .unwrap();
+        let write = |unit: u64| Step::Write {
+            offset_sectors: unit,
+            sectors: 1,
+        };
+        let read = |unit: u64| Step::Read {
+            offset_sectors: unit,
+            sectors: 1,
+        };
+        // Nine steps: batches of three, the reads in the fourth.
+        let mut steps: Vec<Step> = [0, 16, 32, 128, 256, 384, 512, 640].map(write).to_vec();
+        steps.push(Step::Flush);
+        let before = counters(&cfg, &steps, 3);
+        steps.extend([read(0), read(16), read(32)]);
+        let after = counters(&cfg, &steps, 3);
+        let delta = |key: &str| after[key].as_u64().unwrap() - before[key].as_u64().unwrap();
+        assert!(delta("translation_reads") >= 1, "{ftl}: {after}");
+        assert_eq!(delta("blocked_requests"), 2, "{ftl}: {after}");
+    }
+}
+
+/// The FTL's counters after `steps` submitted in batches of `qd`, each run to idle.
+fn counters(config: &ExperimentConfig, steps: &[Step], qd: usize) -> serde_json::Value {
+    let options = Options {
+        final_readback: false,
+        ..Options::new(qd)
+    };
+    let o = testing::run_steps_with(config, steps, &options).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.checked_sectors, o.sectors_read);
+    o.ftl_report["counters"].clone()
 }
