@@ -1,11 +1,13 @@
 //! Behaviours of the demand-paged core (`ftl/demand`) the shared differential test does not
-//! single out: one translation read serves every miss on its translation page.
+//! single out: one translation read serves every miss on its translation page, a load moves
+//! one 4 KiB translation page over the bus, `ideal` keeps the map-cache traffic, and a blocked
+//! request counts once and completes.
 
 use flashlab_sim::config::ExperimentConfig;
 use flashlab_sim::testing::{self, Options, Step};
 
 /// 2 channels x 2 planes x 16 blocks x 16 pages of 8 KiB, DFTL with a 32-entry map cache:
-/// the whole logical space fits one translation page (2,048 entries).
+/// the first 1,024 units share one translation page (a 4 KiB mapping unit of 4-byte entries).
 fn dftl(functional: bool) -> ExperimentConfig {
     let mode = format!("run.functional_only={functional}");
     ExperimentConfig::with_sets(
@@ -36,14 +38,16 @@ fn map_cache_counter(config: &ExperimentConfig, steps: &[Step], key: &str) -> u6
         ..Options::new(1)
     };
     let o = testing::run_steps_with(config, steps, &options).unwrap_or_else(|e| panic!("{e}"));
-    o.ftl_report["map_cache"][key]
+    o.ftl_report["counters"][key]
         .as_u64()
-        .unwrap_or_else(|| panic!("no map_cache.{key}: {}", o.ftl_report))
+        .unwrap_or_else(|| panic!("no counters.{key}: {}", o.ftl_report))
 }
 
 /// Units 0..256 written one by one, then 64 other units (the cache holds none of 0..256),
 /// then one 1 MiB read of units 0..256: its 256 sub-requests all miss on the same translation
-/// page, and one flash read of that page serves them all (255 wait on it). Timed only: in a
+/// page, and one flash read of that page serves them all (255 wait on it; or 254 when the
+/// first is served from the translation buffer, the page then being written back and
+/// programmed by the first install's eviction before the second miss reads it). Timed only: in a
 /// functional-only run the read completes at once, and the engine runs a flash completion
 /// before the next submission (ARCHITECTURE.md, FTL CPU), so nothing is outstanding to wait.
 #[test]
@@ -61,19 +65,200 @@ fn one_translation_read_serves_every_miss_on_its_page() {
             .collect();
         let before_reads = map_cache_counter(&cfg, &steps, "translation_reads");
         let before_waits = map_cache_counter(&cfg, &steps, "misses_coalesced");
+        let before_buffered = map_cache_counter(&cfg, &steps, "translation_buffer_hits");
         steps.push(Step::Read {
             offset_sectors: 0,
             sectors: 256 * unit,
         });
         let reads = map_cache_counter(&cfg, &steps, "translation_reads") - before_reads;
         let waits = map_cache_counter(&cfg, &steps, "misses_coalesced") - before_waits;
+        let buffered = map_cache_counter(&cfg, &steps, "translation_buffer_hits") - before_buffered;
+        assert!(buffered <= 1, "{buffered} misses served from the buffer");
         assert_eq!(
             reads, 1,
             "functional {functional}: translation reads for the 1 MiB read"
         );
         assert_eq!(
-            waits, 255,
+            waits + buffered,
+            255,
             "functional {functional}: misses that waited on that read"
         );
     }
+}
+
+/// A translation page is one 4 KiB mapping unit even on fmmu-16ch's 16 KiB flash pages
+/// (four per flash page): a host read that misses moves 4 KiB of translation page and
+/// 4 KiB of data over the NAND bus, not the whole 16 KiB page.
+#[test]
+fn a_translation_load_moves_one_unit_over_the_bus() {
+    use flashlab_sim::engine::Simulation;
+    use flashlab_sim::host::{Op, Request};
+    let cfg = ExperimentConfig::with_sets(
+        "fmmu-16ch",
+        &[
+            "ftl.name=\"dftl\"",
+            "ftl.cmt_bytes=8",
+            "run.precondition=0.0",
+            "run.functional_only=false",
+        ],
+    )
+    .unwrap();
+    let mut sim = Simulation::new(&cfg).unwrap();
+    let request = |op, unit: u64| Request {
+        arrival_ns: 0,
+        op,
+        offset_bytes: unit * 4096,
+        len_bytes: if op == Op::Flush { 0 } else { 4096 },
+        deadline_ns: 0,
+    };
+    // A one-entry cache: each write evicts the previous unit's dirty entry, so translation
+    // pages 0..4 are written back and fill one flash page of the translation block.
+    for unit in [0, 1024, 2048, 3072, 4096] {
+        sim.submit(request(Op::Write, unit)).unwrap();
+        sim.run_until_idle().unwrap();
+    }
+    sim.submit(request(Op::Flush, 0)).unwrap();
+    sim.run_until_idle().unwrap();
+    sim.check_invariants().unwrap();
+    let before: u64 = sim.flash().channel_busy_ns().iter().sum();
+    sim.submit(request(Op::Read, 0)).unwrap();
+    sim.run_until_idle().unwrap();
+    let bus: u64 = sim.flash().channel_busy_ns().iter().sum::<u64>() - before;
+    let unit_ns = cfg.timing.bus_ns(4096);
+    assert_eq!(
+        bus,
+        2 * unit_ns,
+        "bus time of the read: translation page + data (one 4 KiB unit each: {unit_ns} ns), \
+         a whole 16 KiB page takes {} ns",
+        cfg.timing.bus_ns(16384)
+    );
+    sim.check_invariants().unwrap();
+}
+
+/// `exec_time = "ideal"` zeroes the FTL's execution time and nothing else (fmmu.txt 5.3):
+/// the same workload on DFTL with a small cache makes the same translation reads and writes
+/// as with the paper's times, and the FTL CPU is never busy.
+#[test]
+fn ideal_exec_time_keeps_the_map_cache_traffic() {
+    use flashlab_sim::engine::Simulation;
+    use flashlab_sim::host::{Op, Request};
+    let run = |exec_time: &str| {
+        let exec = format!("ftl.exec_time=\"{exec_time}\"");
+        let cfg = ExperimentConfig::with_sets(
+            "default",
+            &[
+                "geometry.channels=2",
+                "geometry.chips_per_channel=1",
+                "geometry.dies_per_chip=1",
+                "geometry.planes_per_die=2",
+                "geometry.blocks_per_plane=16",
+                "geometry.pages_per_block=16",
+                "ftl.over_provisioning=0.3",
+                "run.precondition=0.0",
+                "run.functional_only=false",
+                "ftl.name=\"dftl\"",
+                "ftl.cmt_bytes=256",
+                // 512-byte units: 128 entries per translation page, several pages.
+                "ftl.mapping_unit_bytes=512",
+                exec.as_str(),
+            ],
+        )
+        .unwrap();
+        let mut sim = Simulation::new(&cfg).unwrap();
+        let logical_units = sim.logical_bytes() / 512;
+        // One request at a time (nothing overlaps, so timing cannot change what misses).
+        let mut x: u64 = 12345;
+        for i in 0..600 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let op = if i % 3 == 0 { Op::Read } else { Op::Write };
+            sim.submit(Request {
+                arrival_ns: 0,
+                op,
+                offset_bytes: (x >> 33) % logical_units * 512,
+                len_bytes: 512,
+                deadline_ns: 0,
+            })
+            .unwrap();
+            sim.run_until_idle().unwrap();
+        }
+        sim.check_invariants().unwrap();
+        let counters = sim.ftl().report()["counters"].clone();
+        (counters, sim.cpu_busy_ns())
+    };
+    let (paper, paper_cpu) = run("paper");
+    let (ideal, ideal_cpu) = run("ideal");
+    for key in ["translation_reads", "translation_writes", "lookups", "hits"] {
+        assert!(paper[key].as_u64() > Some(0), "paper: no {key}: {paper}");
+        assert_eq!(
+            paper[key], ideal[key],
+            "{key}: paper {paper}, ideal {ideal}"
+        );
+    }
+    assert!(paper_cpu > 0, "paper: no FTL CPU time");
+    assert_eq!(ideal_cpu, 0, "ideal: FTL CPU busy for {ideal_cpu} ns");
+}
+
+/// FMMU and CDFTL with a one-block CMT and a one-page CTP (one set, one way each; 512-byte
+/// pages and units, 128 entries per translation page). Reads of units 0, 16 and 32 arrive
+/// together once translation page 0 is only in flash: the read of unit 0 takes the CMT's
+/// only way and waits on a slow translation read, so the other two are blocked (their set is
+/// loading) and looked up again after every handler until the way is free. Each blocked
+/// request counts once in `blocked_requests` however often it is retried, and all complete
+/// with their data (the harness checks every read).
+#[test]
+fn a_blocked_request_counts_once_and_completes() {
+    for ftl in ["fmmu", "cdftl"] {
+        let name = format!("ftl.name=\"{ftl}\"");
+        let cfg = ExperimentConfig::with_sets(
+            "default",
+            &[
+                "geometry.channels=2",
+                "geometry.chips_per_channel=1",
+                "geometry.dies_per_chip=1",
+                "geometry.planes_per_die=2",
+                "geometry.blocks_per_plane=16",
+                "geometry.pages_per_block=16",
+                "geometry.page_bytes=512",
+                "ftl.over_provisioning=0.3",
+                "run.precondition=0.0",
+                "run.functional_only=false",
+                "timing.read_latency_ns=1000000",
+                name.as_str(),
+                "ftl.cache_ways=1",
+                "ftl.cmt_bytes=64",
+                "ftl.ctp_bytes=512",
+            ],
+        )
+        .unwrap();
+        let write = |unit: u64| Step::Write {
+            offset_sectors: unit,
+            sectors: 1,
+        };
+        let read = |unit: u64| Step::Read {
+            offset_sectors: unit,
+            sectors: 1,
+        };
+        // Nine steps: batches of three, the reads in the fourth.
+        let mut steps: Vec<Step> = [0, 16, 32, 128, 256, 384, 512, 640].map(write).to_vec();
+        steps.push(Step::Flush);
+        let before = counters(&cfg, &steps, 3);
+        steps.extend([read(0), read(16), read(32)]);
+        let after = counters(&cfg, &steps, 3);
+        let delta = |key: &str| after[key].as_u64().unwrap() - before[key].as_u64().unwrap();
+        assert!(delta("translation_reads") >= 1, "{ftl}: {after}");
+        assert_eq!(delta("blocked_requests"), 2, "{ftl}: {after}");
+    }
+}
+
+/// The FTL's counters after `steps` submitted in batches of `qd`, each run to idle.
+fn counters(config: &ExperimentConfig, steps: &[Step], qd: usize) -> serde_json::Value {
+    let options = Options {
+        final_readback: false,
+        ..Options::new(qd)
+    };
+    let o = testing::run_steps_with(config, steps, &options).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.checked_sectors, o.sectors_read);
+    o.ftl_report["counters"].clone()
 }

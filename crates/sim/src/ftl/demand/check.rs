@@ -24,34 +24,40 @@ impl DemandFtl {
         self.check_flash_copy()
     }
 
-    /// Every GTD entry names a valid translation page of its TVPN, and no other translation
-    /// slot is valid.
+    /// Every GTD entry names a translation slot of its TVPN (valid in flash, or filled in the
+    /// translation buffer), and no other translation slot is valid or filled.
     fn check_gtd(&self, nand: &Nand) -> Result<(), String> {
         let mut mapped = 0u64;
-        for (tvpn, tppn) in self.gtd.iter().enumerate() {
-            let Some(tppn) = *tppn else { continue };
+        for (tvpn, unit) in self.gtd.iter().enumerate() {
+            let Some(unit) = *unit else { continue };
             mapped += 1;
-            for s in 0..self.upp {
-                let unit = tppn * self.upp + s;
-                let oob = nand.oob(unit);
-                if !nand.is_valid(unit)
-                    || oob.lpn() != Some(tvpn as u32)
-                    || oob.flags() & OOB_FLAG_TRANSLATION == 0
-                {
-                    return Err(format!(
-                        "GTD maps translation page {tvpn} to page {tppn}, whose slot {s} is not \
-                         a valid translation slot of it ({oob:?})"
-                    ));
-                }
+            let (live, oob) = if self.in_map_buffer(unit) {
+                let slot = self.per_page.remainder(unit) as usize;
+                (true, self.map_frontier.entries[slot])
+            } else {
+                (nand.is_valid(unit), *nand.oob(unit))
+            };
+            if !live || oob.lpn() != Some(tvpn as u32) || oob.flags() & OOB_FLAG_TRANSLATION == 0 {
+                return Err(format!(
+                    "GTD maps translation page {tvpn} to unit slot {unit}, which is not a live \
+                     translation slot of it ({oob:?})"
+                ));
             }
         }
         let valid: u64 = (0..self.layout.blocks())
             .filter(|&b| self.blocks.is_translation(b))
             .map(|b| u64::from(nand.block(b).valid_units))
             .sum();
-        if valid != mapped * u64::from(self.upp) {
+        let buffered = self
+            .map_frontier
+            .entries
+            .iter()
+            .filter(|e| e.lpn().is_some())
+            .count() as u64;
+        if valid + buffered != mapped {
             return Err(format!(
-                "{valid} valid translation slots for {mapped} translation pages in the GTD"
+                "{valid} valid translation slots in flash and {buffered} in the translation \
+                 buffer for {mapped} translation pages in the GTD"
             ));
         }
         Ok(())
@@ -59,9 +65,6 @@ impl DemandFtl {
 
     /// An entry not dirty in the cache has its current value in its translation page.
     fn check_flash_copy(&self) -> Result<(), String> {
-        if self.ideal {
-            return Ok(());
-        }
         let ept = self.sizing.entries_per_tpage;
         for lpn in 0..self.map.len() {
             if self.cache.state(lpn) == Some(true) {
@@ -78,5 +81,28 @@ impl DemandFtl {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::DemandFtl;
+    use crate::config::ExperimentConfig;
+    use crate::nand::{Layout, Nand};
+
+    /// A GTD entry naming a slot that holds no live translation page of its TVPN is caught.
+    #[test]
+    fn a_wrong_gtd_entry_is_caught() {
+        let cfg = ExperimentConfig::with_sets(
+            "fmmu-16ch",
+            &["ftl.name=\"dftl\"", "run.precondition=0.0"],
+        )
+        .unwrap();
+        let mut ftl = DemandFtl::dftl(&cfg).unwrap();
+        let nand = Nand::new(Layout::new(&cfg.geometry), ftl.upp, 512, false);
+        assert_eq!(ftl.check(&nand), Ok(()));
+        ftl.gtd[3] = Some(4 * ftl.upp + 1);
+        let err = ftl.check(&nand).unwrap_err();
+        assert!(err.contains("GTD maps translation page 3"), "{err}");
     }
 }

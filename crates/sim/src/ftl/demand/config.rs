@@ -49,8 +49,12 @@ pub struct Sizing {
     pub units_per_page: u32,
     pub logical_units: u32,
     pub buffer_units: u64,
+    /// Entries of one translation page: one mapping unit of 4-byte entries (fmmu.txt 4.2:
+    /// a 4 KiB translation page holds 1,024 entries).
     pub entries_per_tpage: u32,
     pub translation_pages: u32,
+    /// Flash pages the translation pages fill (`units_per_page` of them per flash page).
+    pub translation_flash_pages: u32,
     pub cmt_entries: usize,
 }
 
@@ -71,16 +75,15 @@ impl DemandConfig {
         Ok((cfg, sizing))
     }
 
-    /// CDFTL's and FMMU's CMT and CTP shapes: 64-byte CMT blocks, translation pages of the
-    /// device's page size, `cache_ways` ways; sizes as set, or the paper's fractions of the
+    /// CDFTL's and FMMU's CMT and CTP shapes: 64-byte CMT blocks, translation pages of one
+    /// mapping unit (fmmu.txt Fig. 7: a 4 KiB CTP block), `cache_ways` ways; sizes as set, or the paper's fractions of the
     /// map (fmmu.txt 5.1: 64 KiB CMT and 1,024 KiB CTP for a 16 MiB map), one set at least.
     pub fn two_level_geometry(
         &self,
-        config: &ExperimentConfig,
         sizing: &Sizing,
     ) -> Result<crate::ftl::twolevel::TwoLevelGeometry, ConfigError> {
         const CMT_BLOCK_BYTES: u32 = 64;
-        let page = config.geometry.page_bytes;
+        let page = self.mapping_unit_bytes;
         let ways = u64::from(self.cache_ways);
         let map_bytes = u64::from(sizing.logical_units) * u64::from(ENTRY_BYTES);
         let auto = |set: u64, bytes: u64, fraction: u64, max: u64| match set {
@@ -103,7 +106,7 @@ impl DemandConfig {
                 format!("{cmt} / {ctp}"),
                 reason,
                 format!(
-                    "at least {} / {} bytes (one set of ftl.cache_ways ways), with geometry.page_bytes a power of two of at least 64",
+                    "at least {} / {} bytes (one set of ftl.cache_ways ways), with ftl.mapping_unit_bytes a power of two of at least 64",
                     u64::from(CMT_BLOCK_BYTES) * ways,
                     u64::from(page) * ways
                 ),
@@ -137,9 +140,10 @@ impl DemandConfig {
             self.over_provisioning,
             "dftl",
         )?;
-        let entries_per_tpage = g.page_bytes / ENTRY_BYTES;
+        let entries_per_tpage = self.mapping_unit_bytes / ENTRY_BYTES;
         let translation_pages = logical_units.div_ceil(entries_per_tpage);
-        self.check_spare(g, units_per_page, translation_pages)?;
+        let translation_flash_pages = translation_pages.div_ceil(units_per_page);
+        self.check_spare(g, units_per_page, translation_flash_pages)?;
         let program_units = u64::from(units_per_page);
         let dies = u64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
         let buffer_units = if self.write_buffer_bytes == 0 {
@@ -164,6 +168,7 @@ impl DemandConfig {
             buffer_units,
             entries_per_tpage,
             translation_pages,
+            translation_flash_pages,
             cmt_entries: (self.dftl_cmt_bytes() / CMT_ENTRY_BYTES).max(1) as usize,
         })
     }
@@ -176,11 +181,11 @@ impl DemandConfig {
         &self,
         g: &Geometry,
         units_per_page: u32,
-        translation_pages: u32,
+        translation_flash_pages: u32,
     ) -> Result<(), ConfigError> {
         let dies = f64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
         let translation_blocks =
-            (2.0 * f64::from(translation_pages.div_ceil(g.pages_per_block)) + 2.0) / dies;
+            (2.0 * f64::from(translation_flash_pages.div_ceil(g.pages_per_block)) + 2.0) / dies;
         let needed = f64::from(2 + self.gc_foreground_free_blocks) + translation_blocks;
         let blocks_per_die = f64::from(g.planes_per_die * g.blocks_per_plane);
         let spare = blocks_per_die * self.over_provisioning;

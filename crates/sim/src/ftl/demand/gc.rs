@@ -99,20 +99,23 @@ impl DemandFtl {
         victim: BlockId,
     ) -> Result<u64, SimError> {
         let mut moved = 0;
-        let mut uncached = Vec::new();
+        let mut uncached = std::mem::take(&mut self.uncached);
+        uncached.clear();
         for page in 0..self.layout.pages_per_block {
             let ppn = self.layout.ppn(victim, page);
-            let units: Vec<u32> = (0..self.upp)
-                .map(|s| ppn * self.upp + s)
-                .filter(|&u| ctx.nand().is_valid(u))
-                .collect();
-            if units.is_empty() {
+            let valid = (0..self.upp)
+                .filter(|&s| ctx.nand().is_valid(ppn * self.upp + s))
+                .count() as u32;
+            if valid == 0 {
                 continue;
             }
-            moved += units.len() as u64;
-            let bytes = units.len() as u32 * self.unit_bytes();
-            let read = ctx.read(&[ppn], bytes, Issue::new(Cause::Gc))?;
-            for unit in units {
+            moved += u64::from(valid);
+            let read = ctx.read(&[ppn], valid * self.unit_bytes(), Issue::new(Cause::Gc))?;
+            let upp = self.upp;
+            for unit in (0..upp).map(|s| ppn * upp + s) {
+                if !ctx.nand().is_valid(unit) {
+                    continue;
+                }
                 let oob = *ctx.nand().oob(unit);
                 let lpn = oob.lpn().ok_or_else(|| {
                     self.bug(format!("valid unit slot {unit} without a logical unit"))
@@ -127,7 +130,9 @@ impl DemandFtl {
                 }
             }
         }
-        self.write_back_uncached(ctx, &mut uncached)?;
+        let result = self.write_back_uncached(ctx, &mut uncached);
+        self.uncached = uncached;
+        result?;
         Ok(moved)
     }
 }

@@ -6,11 +6,14 @@
 //! - **Data path** as pagemap's: one mapping unit per host sub-request, units packed into
 //!   pages on per-die frontiers through a bounded write buffer (acknowledged when placed).
 //! - **Map cache**: every host operation first looks its entry up; a miss reads the entry's
-//!   translation page (a timed flash read, `Cause::Mapping`), and misses on a page already
+//!   translation page (a timed flash read of its unit's bytes, `Cause::Mapping`), and misses on a page already
 //!   being read wait on that one read (coalesced); its completion installs the waiters'
 //!   entries in turn and runs each request's continuation. Evictions return write-backs: the
-//!   core reads the old translation page and programs the merged page after it on the
-//!   translation stream (`Stream::Map`), updates the GTD and invalidates the old page.
+//!   core reads the old translation page and writes the merged one after it on the
+//!   translation stream (`Stream::Map`), updates the GTD and invalidates the old one.
+//! - **Translation pages** are one mapping unit (4 KiB: 1,024 entries, fmmu.txt Fig. 7),
+//!   packed `units_per_page` to a flash page in unit slots flagged `OOB_FLAG_TRANSLATION`;
+//!   written ones are buffered until their flash page is full ([`translation`]).
 //! - **Data GC** (per die, greedy / cost-benefit / FIFO, foreground and background) moves valid
 //!   units in one handler; a moved unit whose entry is cached is marked dirty, the others are
 //!   written to their translation pages at once, one write-back per translation page (with
@@ -22,8 +25,8 @@
 //!   pages' OOB, the GTD against the translation pages, and the per-TVPN copy of the entries
 //!   last written to flash against it for every entry the cache does not hold dirty.
 //! - **Execution time** ([`exec_time`]): command, lookup (hit / miss), update and flush costs
-//!   charged per handler (`exec_time = "paper"`), or nothing with every entry a hit and no
-//!   translation traffic (`"ideal"`, fmmu.txt 5.3).
+//!   charged per handler (`exec_time = "paper"`), or zero (`"ideal"`, fmmu.txt 5.3: "the FTL
+//!   execution time is set to zero"): the same cache, misses and translation traffic.
 //!
 //! Not yet: GC copies whose map update waits for a translation read (CondUpdate racing host
 //! updates; here GC updates are synchronous so no race exists), partial-unit writes larger
@@ -37,7 +40,7 @@ mod gc;
 mod translation;
 pub mod twolevel_cache;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use cache::{DftlCache, Lookup, MapCachePolicy, WriteBack};
 use config::{DemandConfig, ExecTimeModel, Sizing};
@@ -52,7 +55,7 @@ use super::{CallTarget, CpuActivity, Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::flash::{Cause, CmdId};
 use crate::host::{Op, SubId, SubRequest};
-use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, Ppn, UnitAddr};
+use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, UnitAddr};
 use crate::SimError;
 
 /// Registry entry of DFTL.
@@ -123,7 +126,13 @@ pub struct DemandStats {
     pub translation_reads: u64,
     /// Old translation pages read to merge a write-back.
     pub merge_reads: u64,
+    /// Translation pages written (one mapping unit each).
     pub translation_writes: u64,
+    /// Flash pages programmed with translation pages (`units_per_page` translation pages each).
+    pub translation_programs: u64,
+    /// Misses served from the translation buffer (a translation page written but its flash
+    /// page not yet programmed): no flash read.
+    pub translation_buffer_hits: u64,
     pub flushes: u64,
     pub entries_flushed: u64,
     pub blocked_requests: u64,
@@ -165,19 +174,22 @@ pub struct DemandFtl {
     zeros: Vec<u64>,
     cache: Box<dyn MapCachePolicy>,
     exec: ExecTime,
-    ideal: bool,
-    /// GTD: where each translation page is.
-    gtd: Vec<Option<Ppn>>,
+    /// GTD: the unit slot holding each translation page.
+    gtd: Vec<Option<UnitAddr>>,
     /// Entries of each translation page as last written to flash.
     flash_copy: Vec<Vec<u32>>,
     /// Translation reads in flight and the requests waiting on each.
-    loading: HashMap<u32, Vec<SubRequest>>,
+    loading: Waiters,
+    /// Scratch list of write-backs (reused, no allocation per operation).
+    write_backs: Vec<WriteBack>,
+    /// Scratch list of entries changed while not cached (GC moves, TRIM).
+    uncached: Vec<u32>,
     /// Requests whose lookup was blocked (a whole cache set dirty or loading).
     blocked: VecDeque<SubRequest>,
     /// Looking blocked requests up again (not counted as new blocked requests).
     retrying: bool,
-    /// The open translation block.
-    map_block: Option<(BlockId, u32)>,
+    /// The translation flash page being assembled in the open translation block.
+    map_frontier: Frontier,
     translation_seq: u64,
     in_translation_gc: bool,
     stats: DemandStats,
@@ -210,7 +222,7 @@ impl DemandFtl {
     /// (`Scheme::Fmmu`: DTL, times on the map unit): the core with a two-level cache.
     pub fn two_level(config: &ExperimentConfig, scheme: Scheme) -> Result<Self, ConfigError> {
         let (cfg, sizing) = DemandConfig::from_experiment(config)?;
-        let geometry = cfg.two_level_geometry(config, &sizing)?;
+        let geometry = cfg.two_level_geometry(&sizing)?;
         let (name, search) = match scheme {
             Scheme::Fmmu => ("fmmu", FlushSearch::Dtl),
             _ => ("cdftl", FlushSearch::Scan),
@@ -257,7 +269,7 @@ impl DemandFtl {
         DemandFtl {
             name,
             blocks: Blocks::new(layout, upp, cfg.gc_victim),
-            frontiers: vec![frontier; (layout.dies() * 2) as usize],
+            frontiers: vec![frontier.clone(); (layout.dies() * 2) as usize],
             map: MapTable::new(sizing.logical_units, upp),
             layout,
             upp,
@@ -277,14 +289,19 @@ impl DemandFtl {
             gc_data: vec![0; unit_sectors as usize],
             zeros: vec![0; unit_sectors as usize],
             cache,
-            ideal: cfg.exec_time == ExecTimeModel::Ideal,
             exec,
             gtd: vec![None; sizing.translation_pages as usize],
             flash_copy,
-            loading: HashMap::new(),
+            loading: Waiters::new(sizing.translation_pages),
+            write_backs: Vec::new(),
+            uncached: Vec::new(),
             blocked: VecDeque::new(),
             retrying: false,
-            map_block: None,
+            map_frontier: Frontier {
+                entries: vec![OobEntry::EMPTY; upp as usize],
+                data: Vec::new(),
+                ..frontier.clone()
+            },
             translation_seq: 0,
             in_translation_gc: false,
             stats: DemandStats::default(),
@@ -401,9 +418,6 @@ impl DemandFtl {
     /// is read (miss).
     fn resolve(&mut self, ctx: &mut FtlCtx<'_>, sub: SubRequest) -> Result<(), SimError> {
         let lpn = self.lpn_of(&sub)?;
-        if self.ideal {
-            return self.proceed(ctx, &sub);
-        }
         self.stats.lookups += 1;
         match self.cache.lookup(lpn) {
             Lookup::Hit => {
@@ -418,7 +432,7 @@ impl DemandFtl {
                     self.stats.blocked_requests += 1;
                 }
                 self.blocked.push_back(sub);
-                let mut out = Vec::new();
+                let mut out = std::mem::take(&mut self.write_backs);
                 let blocks = self.cache.unblock(lpn, &mut out);
                 self.flushed(ctx, blocks, out)
             }
@@ -432,30 +446,41 @@ impl DemandFtl {
     /// Queues a request on its translation page's read, issuing the read if none is in flight.
     fn load(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32, sub: SubRequest) -> Result<(), SimError> {
         let tvpn = self.tvpn_of(lpn);
-        if let Some(waiters) = self.loading.get_mut(&tvpn) {
-            waiters.push(sub);
+        if self.loading.is_loading(tvpn) {
+            self.loading.push(tvpn, sub);
             self.stats.misses_coalesced += 1;
             return Ok(());
         }
-        let Some(tppn) = self.gtd[tvpn as usize] else {
-            // Never written: every entry of the page is unmapped, nothing to read.
-            self.install(ctx, lpn)?;
-            return self.proceed(ctx, &sub);
+        let tunit = match self.gtd[tvpn as usize] {
+            Some(u) if !self.in_map_buffer(u) => u,
+            other => {
+                // Never written (every entry unmapped) or still in the translation buffer:
+                // nothing to read from flash.
+                if other.is_some() {
+                    self.stats.translation_buffer_hits += 1;
+                }
+                self.install(ctx, lpn)?;
+                return self.proceed(ctx, &sub);
+            }
         };
         self.stats.translation_reads += 1;
         let issue = Issue::new(Cause::Mapping).token(token(TAG_LOAD, u64::from(tvpn)));
-        self.loading.insert(tvpn, vec![sub]);
-        ctx.read(&[tppn], self.layout.page_bytes, issue)?;
+        self.loading.push(tvpn, sub);
+        // One translation page: only its unit's bytes cross the bus.
+        let tppn = self.per_page.quotient(tunit);
+        ctx.read(&[tppn], self.unit_bytes(), issue)?;
         Ok(())
     }
 
     /// A translation page was read: each waiter's entry is installed and its request runs.
     fn loaded(&mut self, ctx: &mut FtlCtx<'_>, tvpn: u32) -> Result<(), SimError> {
-        let waiters = self
-            .loading
-            .remove(&tvpn)
-            .ok_or_else(|| self.bug(format!("translation page {tvpn} read without waiters")))?;
-        for sub in waiters {
+        let mut next = self.loading.detach(tvpn);
+        if next == NIL {
+            return Err(self.bug(format!("translation page {tvpn} read without waiters")));
+        }
+        while next != NIL {
+            let (sub, after) = self.loading.take(next);
+            next = after;
             let lpn = self.lpn_of(&sub)?;
             self.install(ctx, lpn)?;
             self.proceed(ctx, &sub)?;
@@ -473,19 +498,27 @@ impl DemandFtl {
         if let Some(blocks) = blocks {
             self.charge(ctx, CpuActivity::Flush, self.exec.flush_ns(blocks));
         }
-        for wb in out {
-            self.write_back(ctx, wb)?;
+        self.write_back_all(ctx, out)
+    }
+
+    /// Does the write-backs of `out`, then keeps the emptied list for reuse.
+    fn write_back_all(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        mut out: Vec<WriteBack>,
+    ) -> Result<(), SimError> {
+        let result = out.iter().try_for_each(|wb| self.write_back(ctx, wb));
+        out.clear();
+        if out.capacity() > self.write_backs.capacity() {
+            self.write_backs = out;
         }
-        Ok(())
+        result
     }
 
     /// Between requests: one background flush step of the map cache, then the requests it
     /// blocked are looked up again (in arrival order; one still blocked queues again).
     fn pace(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
-        if self.ideal {
-            return Ok(());
-        }
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.write_backs);
         let blocks = self.cache.flush_step(&mut out);
         self.flushed(ctx, blocks, out)?;
         self.retrying = true;
@@ -503,20 +536,14 @@ impl DemandFtl {
 
     /// Caches an entry, writing back what the policy evicts.
     fn install(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<(), SimError> {
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.write_backs);
         self.cache.install(lpn, &mut out);
-        for wb in out {
-            self.write_back(ctx, wb)?;
-        }
-        Ok(())
+        self.write_back_all(ctx, out)
     }
 
     /// Records a changed entry: dirty in the cache, or (not cached: a GC move or a TRIM) the
     /// caller writes its translation page back.
     fn updated(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> bool {
-        if self.ideal {
-            return true;
-        }
         self.charge(ctx, CpuActivity::Update, self.exec.update_ns);
         if self.cache.state(lpn).is_some() {
             self.cache.update(lpn);
@@ -613,7 +640,8 @@ impl DemandFtl {
         let spu = self.unit_sectors;
         let first = sub.first_sector.div_ceil(spu);
         let end = ((sub.first_sector + sub.sectors) / spu).min(u64::from(self.map.len()));
-        let mut uncached = Vec::new();
+        let mut uncached = std::mem::take(&mut self.uncached);
+        uncached.clear();
         for lpn in (first..end).map(|l| l as u32) {
             if self.map.get(lpn).is_none() {
                 continue;
@@ -623,7 +651,9 @@ impl DemandFtl {
                 uncached.push(lpn);
             }
         }
-        self.write_back_uncached(ctx, &mut uncached)?;
+        let result = self.write_back_uncached(ctx, &mut uncached);
+        self.uncached = uncached;
+        result?;
         ctx.complete(sub.id);
         Ok(())
     }
@@ -937,16 +967,60 @@ impl registry::FtlSettings for DemandConfig {
     }
 }
 
-/// Logical units grouped by translation page (sorted).
-fn group_by_tvpn(lpns: &mut [u32], entries_per_tpage: u32) -> Vec<(u32, Vec<u32>)> {
-    lpns.sort_unstable();
-    let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
-    for &l in lpns.iter() {
-        let t = l / entries_per_tpage;
-        match out.last_mut() {
-            Some((tv, v)) if *tv == t => v.push(l),
-            _ => out.push((t, vec![l])),
+const NIL: u32 = u32::MAX;
+
+/// Requests waiting on translation reads: an intrusive list per translation page in flight
+/// (head and tail per TVPN, a next index per waiter) over a slab of waiters reused through a
+/// free list, so a miss allocates nothing once the slab has grown to the peak in flight.
+struct Waiters {
+    /// (head, tail) per TVPN, `NIL` when no read of it is in flight.
+    lists: Vec<(u32, u32)>,
+    slab: Vec<(SubRequest, u32)>,
+    free: Vec<u32>,
+}
+
+impl Waiters {
+    fn new(tvpns: u32) -> Self {
+        Waiters {
+            lists: vec![(NIL, NIL); tvpns as usize],
+            slab: Vec::new(),
+            free: Vec::new(),
         }
     }
-    out
+
+    fn is_loading(&self, tvpn: u32) -> bool {
+        self.lists[tvpn as usize].0 != NIL
+    }
+
+    /// Appends a waiter to the read of `tvpn` (starting its list if none).
+    fn push(&mut self, tvpn: u32, sub: SubRequest) {
+        let node = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = (sub, NIL);
+                i
+            }
+            None => {
+                self.slab.push((sub, NIL));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        let list = &mut self.lists[tvpn as usize];
+        if list.0 == NIL {
+            *list = (node, node);
+        } else {
+            self.slab[list.1 as usize].1 = node;
+            list.1 = node;
+        }
+    }
+
+    /// Ends the read of `tvpn`: its first waiter (`NIL` if none); walk on with [`Self::take`].
+    fn detach(&mut self, tvpn: u32) -> u32 {
+        std::mem::replace(&mut self.lists[tvpn as usize], (NIL, NIL)).0
+    }
+
+    /// Frees waiter `node`: its request and the next waiter of its list.
+    fn take(&mut self, node: u32) -> (SubRequest, u32) {
+        self.free.push(node);
+        self.slab[node as usize]
+    }
 }

@@ -1,21 +1,32 @@
-//! Translation pages: write-backs (read the old page, program the merged one on the
+//! Translation pages: write-backs (read the old translation page, write the merged one on the
 //! translation stream, move the GTD), and translation-block GC.
+//!
+//! A translation page is one mapping unit (4 KiB by default: 1,024 entries, fmmu.txt 4.2 and
+//! Fig. 7); `units_per_page` of them share a flash page, each in its own unit slot with
+//! `OobEntry::new(tvpn, seq, OOB_FLAG_TRANSLATION)`. Written translation pages are packed
+//! into the page being assembled in the open translation block (the translation buffer) and
+//! the flash page is programmed once all its slots are filled, so every program carries
+//! whole translation pages and none is padded. The GTD points at a unit slot. A translation
+//! page still in the buffer is RAM: a load of it needs no flash read (counted in
+//! `translation_buffer_hits`) and a merge needs no read of it; rewriting it leaves its slot
+//! empty in the buffer (an invalid slot once programmed). A load reads only the unit's bytes
+//! over the bus (a partial data-out of the page).
 
 use super::cache::WriteBack;
-use super::{group_by_tvpn, DemandFtl};
+use super::DemandFtl;
 use crate::flash::{Cause, CmdId};
 use crate::ftl::mapping::{Stream, UNMAPPED};
 use crate::ftl::{CpuActivity, FtlCtx, Issue};
-use crate::nand::{OobEntry, Ppn, OOB_FLAG_TRANSLATION};
+use crate::nand::{OobEntry, Ppn, UnitAddr, OOB_FLAG_TRANSLATION};
 use crate::SimError;
 
 impl DemandFtl {
-    /// Writes a translation page's changed entries back: the old page is read (timed) and the
-    /// merged page programmed after it.
+    /// Writes a translation page's changed entries back: the old translation page is read
+    /// (timed, unless it is in the translation buffer) and the merged one written after it.
     pub(super) fn write_back(
         &mut self,
         ctx: &mut FtlCtx<'_>,
-        wb: WriteBack,
+        wb: &WriteBack,
     ) -> Result<(), SimError> {
         if wb.lpns.is_empty() {
             return Ok(());
@@ -34,76 +45,120 @@ impl DemandFtl {
                 self.exec.flush_ns(wb.blocks_scanned),
             );
         }
-        let dep = match self.gtd[wb.tvpn as usize].filter(|_| wb.read_old) {
+        let old = self.gtd[wb.tvpn as usize].filter(|&u| wb.read_old && !self.in_map_buffer(u));
+        let dep = match old {
             Some(old) => {
                 self.stats.merge_reads += 1;
-                Some(ctx.read(&[old], self.layout.page_bytes, Issue::new(Cause::Mapping))?)
+                let ppn = self.per_page.quotient(old);
+                Some(ctx.read(&[ppn], self.unit_bytes(), Issue::new(Cause::Mapping))?)
             }
             None => None,
         };
         self.program_translation(ctx, wb.tvpn, dep)
     }
 
-    /// Writes the translation pages of entries changed while not cached (GC moves), each
-    /// with the cache's dirty entries of the same page.
+    /// Writes the translation pages of entries changed while not cached (GC moves, TRIM),
+    /// each with the cache's dirty entries of the same page.
     pub(super) fn write_back_uncached(
         &mut self,
         ctx: &mut FtlCtx<'_>,
         lpns: &mut [u32],
     ) -> Result<(), SimError> {
-        for (tvpn, changed) in group_by_tvpn(lpns, self.sizing.entries_per_tpage) {
+        lpns.sort_unstable();
+        let ept = self.sizing.entries_per_tpage;
+        let mut rest: &[u32] = lpns;
+        while let Some(&first) = rest.first() {
+            let tvpn = first / ept;
+            let n = rest.iter().take_while(|&&l| l / ept == tvpn).count();
             let mut wb = self.cache.take_dirty(tvpn);
-            wb.lpns.extend(changed);
-            self.write_back(ctx, wb)?;
+            wb.lpns.extend_from_slice(&rest[..n]);
+            self.write_back(ctx, &wb)?;
+            rest = &rest[n..];
         }
         Ok(())
     }
 
-    /// Programs translation page `tvpn` (after `dep`) into the open translation block, points
-    /// the GTD at it and invalidates the previous copy.
+    /// Whether a translation unit slot is in the page being assembled (not yet programmed).
+    pub(super) fn in_map_buffer(&self, unit: UnitAddr) -> bool {
+        let fr = &self.map_frontier;
+        fr.open
+            && self.per_page.quotient(unit) == self.layout.ppn(fr.block, fr.page)
+            && self.per_page.remainder(unit) < fr.filled
+    }
+
+    /// Writes translation page `tvpn` (after `dep`) into the next slot of the translation
+    /// buffer, points the GTD at it and invalidates the previous copy; a full buffer is
+    /// programmed.
     fn program_translation(
         &mut self,
         ctx: &mut FtlCtx<'_>,
         tvpn: u32,
         dep: Option<CmdId>,
     ) -> Result<(), SimError> {
-        let (block, page) = match self.map_block {
-            Some(open) => open,
-            None => (self.open_translation_block()?, 0),
-        };
-        let ppn = self.layout.ppn(block, page);
+        if !self.map_frontier.open {
+            let block = self.open_translation_block()?;
+            let fr = &mut self.map_frontier;
+            fr.open = true;
+            fr.block = block;
+            fr.page = 0;
+        }
         self.translation_seq += 1;
-        let entries = vec![
-            OobEntry::new(tvpn, self.translation_seq, OOB_FLAG_TRANSLATION);
-            self.upp as usize
-        ];
-        let deps: Vec<CmdId> = dep.into_iter().collect();
-        ctx.program(
-            &[ppn],
-            &entries,
-            None,
-            Issue::new(Cause::Mapping).after(&deps),
-        )?;
+        let fr = &mut self.map_frontier;
+        let slot = fr.filled;
+        fr.entries[slot as usize] = OobEntry::new(tvpn, self.translation_seq, OOB_FLAG_TRANSLATION);
+        if let Some(d) = dep {
+            fr.deps.push(d);
+        }
+        fr.filled += 1;
+        let unit = self.layout.ppn(fr.block, fr.page) * self.upp + slot;
         self.stats.translation_writes += 1;
-        if let Some(old) = self.gtd[tvpn as usize].replace(ppn) {
+        if let Some(old) = self.gtd[tvpn as usize].replace(unit) {
             self.invalidate_translation(ctx, old)?;
         }
-        if page + 1 == self.layout.pages_per_block {
-            self.map_block = None;
-            let valid = ctx.nand().block(block).valid_units;
-            self.blocks.close(block, valid, self.units_written);
-            self.collect_translation(ctx)?;
-        } else {
-            self.map_block = Some((block, page + 1));
+        if self.map_frontier.filled == self.upp {
+            self.program_map_page(ctx)?;
         }
         Ok(())
     }
 
-    fn invalidate_translation(&mut self, ctx: &mut FtlCtx<'_>, ppn: Ppn) -> Result<(), SimError> {
-        for s in 0..self.upp {
-            ctx.invalidate(ppn * self.upp + s)?;
+    /// Programs the full translation buffer; a full block is closed and may start
+    /// translation GC.
+    fn program_map_page(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
+        let fr = &self.map_frontier;
+        let ppn = self.layout.ppn(fr.block, fr.page);
+        ctx.program(
+            &[ppn],
+            &fr.entries,
+            None,
+            Issue::new(Cause::Mapping).after(&fr.deps),
+        )?;
+        self.stats.translation_programs += 1;
+        let fr = &mut self.map_frontier;
+        fr.entries.fill(OobEntry::EMPTY);
+        fr.deps.clear();
+        fr.filled = 0;
+        fr.page += 1;
+        if fr.page == self.layout.pages_per_block {
+            fr.open = false;
+            let block = fr.block;
+            let valid = ctx.nand().block(block).valid_units;
+            self.blocks.close(block, valid, self.units_written);
+            self.collect_translation(ctx)?;
         }
-        let block = self.layout.block_of(ppn);
+        Ok(())
+    }
+
+    fn invalidate_translation(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        unit: UnitAddr,
+    ) -> Result<(), SimError> {
+        if self.in_map_buffer(unit) {
+            self.map_frontier.entries[self.per_page.remainder(unit) as usize] = OobEntry::EMPTY;
+            return Ok(());
+        }
+        ctx.invalidate(unit)?;
+        let block = self.layout.block_of(self.per_page.quotient(unit));
         self.blocks
             .on_invalidate(block, ctx.nand().block(block).valid_units);
         Ok(())
@@ -123,14 +178,15 @@ impl DemandFtl {
     }
 
     /// Translation GC: while closed translation blocks exceed twice the blocks the translation
-    /// pages fill plus one, the greedy victim's valid pages are copied and it is erased.
+    /// pages fill plus one, the greedy victim's valid translation pages are read (their unit
+    /// bytes, one read per flash page) and written again, and it is erased.
     fn collect_translation(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
         if self.in_translation_gc {
             return Ok(());
         }
         let limit = 2 * self
             .sizing
-            .translation_pages
+            .translation_flash_pages
             .div_ceil(self.layout.pages_per_block)
             + 1;
         self.in_translation_gc = true;
@@ -140,21 +196,45 @@ impl DemandFtl {
             };
             self.stats.translation_gc_victims += 1;
             for page in 0..self.layout.pages_per_block {
-                let ppn = self.layout.ppn(victim, page);
-                if !ctx.nand().is_valid(ppn * self.upp) {
-                    continue;
-                }
-                let tvpn = ctx.nand().oob(ppn * self.upp).lpn().ok_or_else(|| {
-                    self.bug(format!("valid translation page {ppn} without a TVPN"))
-                })?;
-                let read = ctx.read(&[ppn], self.layout.page_bytes, Issue::new(Cause::Mapping))?;
-                self.program_translation(ctx, tvpn, Some(read))?;
-                self.stats.translation_pages_moved += 1;
+                self.move_translation_page(ctx, self.layout.ppn(victim, page))?;
             }
             ctx.erase(victim, Issue::new(Cause::Mapping))?;
             self.blocks.release(victim);
         }
         self.in_translation_gc = false;
+        Ok(())
+    }
+
+    /// Moves the valid translation pages of flash page `ppn` into the translation buffer.
+    fn move_translation_page(&mut self, ctx: &mut FtlCtx<'_>, ppn: Ppn) -> Result<(), SimError> {
+        let valid = (0..self.upp)
+            .filter(|&s| ctx.nand().is_valid(ppn * self.upp + s))
+            .count() as u32;
+        if valid == 0 {
+            return Ok(());
+        }
+        let read = ctx.read(
+            &[ppn],
+            valid * self.unit_bytes(),
+            Issue::new(Cause::Mapping),
+        )?;
+        for s in 0..self.upp {
+            let unit = ppn * self.upp + s;
+            if !ctx.nand().is_valid(unit) {
+                continue;
+            }
+            let tvpn =
+                ctx.nand().oob(unit).lpn().ok_or_else(|| {
+                    self.bug(format!("valid translation slot {unit} without a TVPN"))
+                })?;
+            if self.gtd[tvpn as usize] != Some(unit) {
+                return Err(self.bug(format!(
+                    "valid translation slot {unit} of page {tvpn} is not where the GTD points"
+                )));
+            }
+            self.program_translation(ctx, tvpn, Some(read))?;
+            self.stats.translation_pages_moved += 1;
+        }
         Ok(())
     }
 }
