@@ -124,6 +124,8 @@ pub struct Outcome {
     pub ftl_report: serde_json::Value,
     /// Merges of the steps (block-mapped and log-block FTLs; preconditioning excluded).
     pub merges: Option<crate::ftl::merge::MergeReport>,
+    /// The map cache's figures of the steps (demand-paged FTLs; preconditioning excluded).
+    pub map_cache: Option<crate::ftl::mapcache::MapCacheReport>,
     /// Simulated time at the end.
     pub simulated_ns: u64,
 }
@@ -322,6 +324,7 @@ impl Driver {
                 .ftl()
                 .merge_profile()
                 .map(|profile| self.sim.merge_stats().report(profile)),
+            map_cache: self.sim.ftl().map_cache(),
             simulated_ns: self.sim.now(),
         })
     }

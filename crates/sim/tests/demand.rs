@@ -38,9 +38,10 @@ fn map_cache_counter(config: &ExperimentConfig, steps: &[Step], key: &str) -> u6
         ..Options::new(1)
     };
     let o = testing::run_steps_with(config, steps, &options).unwrap_or_else(|e| panic!("{e}"));
-    o.ftl_report["counters"][key]
+    let mc = serde_json::to_value(o.map_cache).expect("serializable");
+    mc[key]
         .as_u64()
-        .unwrap_or_else(|| panic!("no counters.{key}: {}", o.ftl_report))
+        .unwrap_or_else(|| panic!("no map_cache.{key}: {mc}"))
 }
 
 /// Units 0..256 written one by one, then 64 other units (the cache holds none of 0..256),

@@ -368,17 +368,22 @@ fn dftl_small_cache_and_constant_gc() {
                 let o = testing::run_steps(&cfg, &steps, qd)
                     .unwrap_or_else(|e| panic!("dftl {name} qd {qd} functional {functional}: {e}"));
                 assert_eq!(o.checked_sectors, o.sectors_read, "{name}");
-                let mc = &o.ftl_report["map_cache"];
-                for key in ["translation_reads", "translation_writes", "flushes"] {
-                    assert!(mc[key].as_u64() > Some(0), "{name}: no {key}: {mc}");
+                let mc = o.map_cache.as_ref().expect("dftl has a map cache");
+                assert!(mc.ctp.is_none(), "{name}: one level: {mc:?}");
+                for (key, n) in [
+                    ("translation_reads", mc.translation_reads),
+                    ("translation_writes", mc.translation_writes),
+                    ("flushes", mc.flushes),
+                ] {
+                    assert!(n > 0, "{name}: no {key}: {mc:?}");
                 }
-                let hit_ratio = mc["cmt"]["hit_ratio"].as_f64().unwrap_or(1.0);
-                assert!(hit_ratio > 0.0 && hit_ratio < 1.0, "{name}: {mc}");
+                let hit_ratio = mc.cmt.hit_ratio;
+                assert!(hit_ratio > 0.0 && hit_ratio < 1.0, "{name}: {mc:?}");
                 if name == "constant-gc" {
                     assert!(o.gc.gc_runs >= 50, "{name}: GC ran {} times", o.gc.gc_runs);
                     assert!(
-                        mc["translation_gc"]["victims"].as_u64() > Some(0),
-                        "{name}: no translation GC: {mc}"
+                        mc.translation_gc.victims > 0,
+                        "{name}: no translation GC: {mc:?}"
                     );
                 }
             }
@@ -417,26 +422,31 @@ fn cdftl_and_fmmu_small_cache_and_constant_gc() {
                         panic!("{ftl} {name} qd {qd} functional {functional}: {e}")
                     });
                     assert_eq!(o.checked_sectors, o.sectors_read, "{ftl} {name}");
-                    let mc = &o.ftl_report["map_cache"];
-                    for key in ["translation_reads", "translation_writes", "flushes"] {
-                        assert!(mc[key].as_u64() > Some(0), "{ftl} {name}: no {key}: {mc}");
+                    let mc = o.map_cache.as_ref().expect("a two-level map cache");
+                    let ctp = mc.ctp.as_ref().expect("a CTP");
+                    for (key, n) in [
+                        ("translation_reads", mc.translation_reads),
+                        ("translation_writes", mc.translation_writes),
+                        ("flushes", mc.flushes),
+                        ("ctp lookups", ctp.lookups),
+                        (
+                            "cmt_flushes",
+                            o.ftl_report["two_level"]["cmt_flushes"]
+                                .as_u64()
+                                .unwrap_or(0),
+                        ),
+                    ] {
+                        assert!(n > 0, "{ftl} {name}: no {key}: {mc:?}");
                     }
-                    for key in ["cmt_flushes", "lookups"] {
-                        assert!(
-                            mc["ctp"][key].as_u64() > Some(0),
-                            "{ftl} {name}: {key}: {mc}"
-                        );
-                    }
-                    let ctp_hits = mc["ctp"]["hit_ratio"].as_f64().unwrap_or(1.0);
-                    assert!(ctp_hits < 1.0, "{ftl} {name}: every CTP lookup hit: {mc}");
+                    assert!(
+                        ctp.hit_ratio < 1.0,
+                        "{ftl} {name}: every CTP lookup hit: {mc:?}"
+                    );
                     if qd == 16 {
-                        assert!(
-                            mc["blocked_requests"].as_u64() > Some(0),
-                            "{ftl} {name}: {mc}"
-                        );
+                        assert!(mc.blocked_requests > 0, "{ftl} {name}: {mc:?}");
                     }
-                    let hit_ratio = mc["cmt"]["hit_ratio"].as_f64().unwrap_or(1.0);
-                    assert!(hit_ratio > 0.0 && hit_ratio < 1.0, "{ftl} {name}: {mc}");
+                    let hit_ratio = mc.cmt.hit_ratio;
+                    assert!(hit_ratio > 0.0 && hit_ratio < 1.0, "{ftl} {name}: {mc:?}");
                     if name == "constant-gc" {
                         assert!(o.gc.gc_runs >= 50, "{ftl} {name}: GC ran {}", o.gc.gc_runs);
                     }

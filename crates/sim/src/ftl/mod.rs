@@ -21,6 +21,7 @@
 
 pub mod demand;
 pub mod logblock;
+pub mod mapcache;
 pub mod mapping;
 pub mod merge;
 pub mod mtftl;
@@ -40,6 +41,7 @@ use crate::host::{SubId, SubRequest};
 use crate::nand::{BlockId, DieId, Layout, Nand, NandError, OobEntry, Ppn, Spare};
 use crate::verify::Shadow;
 use crate::SimError;
+use mapcache::MapCacheReport;
 use merge::{MergeProfile, MergeRecord, MergeStats};
 
 /// A flash translation layer.
@@ -81,6 +83,11 @@ pub trait Ftl {
     /// Block-mapped and log-block FTLs return what their design says about merges; the report
     /// then has a `merges` section (JSON null for FTLs that do not merge).
     fn merge_profile(&self) -> Option<MergeProfile> {
+        None
+    }
+    /// Demand-paged FTLs return their map cache's figures; the report then has a `map_cache`
+    /// section (JSON null for FTLs without a map cache).
+    fn map_cache(&self) -> Option<MapCacheReport> {
         None
     }
     /// Which of the `cores` FTL cores must run `call` (`0 .. cores`), for FTLs whose mapping

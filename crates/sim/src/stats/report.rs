@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::engine::{PreconditionSummary, Simulation};
 use crate::flash::{Cause, OpKind};
+use crate::ftl::mapcache::MapCacheReport;
 use crate::ftl::merge::MergeReport;
 use crate::ftl::{CpuActivity, FtlCounters};
 use crate::host::Op;
@@ -185,6 +186,8 @@ pub struct Report {
     /// Merges and folds of block-mapped and log-block FTLs; `None` (JSON null) for FTLs that
     /// do not merge.
     pub merges: Option<MergeReport>,
+    /// Map-cache figures of demand-paged FTLs (`null` for the others).
+    pub map_cache: Option<MapCacheReport>,
     pub utilisation: UtilisationReport,
     pub wear: WearReport,
     /// FTL-specific figures.
@@ -401,6 +404,7 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
             .ftl()
             .merge_profile()
             .map(|profile| sim.merge_stats().report(profile)),
+        map_cache: sim.ftl().map_cache(),
         utilisation: utilisation_report(sim),
         wear: WearReport {
             erase_count_min: emin,

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::report::{OpReport, Report};
+use crate::ftl::mapcache::{MapCacheLevel, MapCacheReport};
 use crate::ftl::merge::MergeReport;
 
 /// Formats nanoseconds with a unit that keeps three or four significant digits.
@@ -190,6 +191,39 @@ fn flash_rows(out: &mut String, r: &Report) {
     if let Some(m) = &r.merges {
         merges_lines(out, m);
     }
+    if let Some(m) = &r.map_cache {
+        map_cache_lines(out, m);
+    }
+}
+
+/// The map cache of a demand-paged FTL: hit ratio per level, translation traffic, flushes.
+fn map_cache_lines(out: &mut String, m: &MapCacheReport) {
+    let level = |name: &str, l: &MapCacheLevel| {
+        format!(
+            "{name} {:.1}% hits of {} lookups ({} of {} entries cached)",
+            l.hit_ratio * 100.0,
+            l.lookups,
+            l.occupied_entries,
+            l.capacity_entries
+        )
+    };
+    let ctp = m
+        .ctp
+        .as_ref()
+        .map_or(String::new(), |c| format!("; {}", level("CTP", c)));
+    let _ = writeln!(out, "  map cache: {}{ctp}", level("CMT", &m.cmt));
+    let _ = writeln!(
+        out,
+        "  map cache: {} translation reads ({} misses coalesced, {} merge reads), {} writes; \
+         {} flushes ({:.1} entries each); {} requests blocked",
+        m.translation_reads,
+        m.misses_coalesced,
+        m.merge_reads,
+        m.translation_writes,
+        m.flushes,
+        m.entries_per_flush,
+        m.blocked_requests
+    );
 }
 
 /// The merges of a block-mapped or log-block FTL: kinds, associativity, blocking time.

@@ -8,6 +8,8 @@
 
 use std::collections::HashMap;
 
+use crate::ftl::mapcache::MapCacheLevel;
+
 /// Result of a map-cache lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookup {
@@ -57,10 +59,18 @@ pub trait MapCachePolicy {
     fn unblock(&mut self, _lpn: u32, _out: &mut Vec<WriteBack>) -> Option<u64> {
         None
     }
-    /// Report of the cache levels beyond the core's counters (JSON null when none).
-    fn levels(&self) -> serde_json::Value {
+    /// A two-level cache's CMT and CTP (shape, occupancy, lookups and hits of each); None for
+    /// a one-level cache, whose figures are the core's.
+    fn levels(&self) -> Option<(MapCacheLevel, MapCacheLevel)> {
+        None
+    }
+    /// Policy-specific figures for `ftl_details` beyond the `map_cache` section (JSON null
+    /// when none).
+    fn details(&self) -> serde_json::Value {
         serde_json::Value::Null
     }
+    /// Clears the policy's own counters (start of the measurement).
+    fn reset_counters(&mut self) {}
 }
 
 /// One entry of the DFTL cache.

@@ -49,6 +49,7 @@ use twolevel_cache::TwoLevelCache;
 
 use super::twolevel::FlushSearch;
 
+use super::mapcache::{MapCacheLevel, MapCacheReport, TranslationGcReport};
 use super::mapping::{BlockState, Blocks, MapTable, Stream, UNMAPPED};
 use super::registry::{self, FtlEntry};
 use super::{CallTarget, CpuActivity, Ftl, FtlCtx, Issue};
@@ -116,33 +117,53 @@ struct ProgramRecord {
     seq: u64,
 }
 
-/// Counters of the map cache (the `map_cache` part of the report) and the data path.
+/// Counters of the map cache (reported in the standard `map_cache` section, so not
+/// serialized here) and of the data path (`ftl_details.counters`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct DemandStats {
+    #[serde(skip)]
     pub lookups: u64,
+    #[serde(skip)]
     pub hits: u64,
+    #[serde(skip)]
     pub misses_coalesced: u64,
     /// Translation pages read to serve misses.
+    #[serde(skip)]
     pub translation_reads: u64,
     /// Old translation pages read to merge a write-back.
+    #[serde(skip)]
     pub merge_reads: u64,
     /// Translation pages written (one mapping unit each).
+    #[serde(skip)]
     pub translation_writes: u64,
     /// Flash pages programmed with translation pages (`units_per_page` translation pages each).
     pub translation_programs: u64,
     /// Misses served from the translation buffer (a translation page written but its flash
     /// page not yet programmed): no flash read.
+    #[serde(skip)]
     pub translation_buffer_hits: u64,
     pub flushes: u64,
+    /// Dirty entries the write-backs carried.
+    #[serde(skip)]
     pub entries_flushed: u64,
+    #[serde(skip)]
     pub blocked_requests: u64,
+    #[serde(skip)]
     pub cond_updates_lost: u64,
+    #[serde(skip)]
     pub translation_gc_victims: u64,
+    #[serde(skip)]
     pub translation_pages_moved: u64,
+    /// Host reads served from the write buffer.
     pub buffer_read_hits: u64,
+    /// Old data read for writes covering part of a mapping unit.
     pub rmw_reads: u64,
+    /// Empty unit slots programmed to close a page.
     pub padded_units: u64,
+    /// Foreground GC runs (reported in the standard `gc` section).
+    #[serde(skip)]
     pub foreground_gc_runs: u64,
+    /// Writes that waited for write-buffer space.
     pub writes_waited_for_buffer: u64,
 }
 
@@ -904,11 +925,10 @@ impl Ftl for DemandFtl {
 
     fn reset_counters(&mut self, _now_ns: u64) {
         self.stats = DemandStats::default();
+        self.cache.reset_counters();
     }
 
     fn report(&self) -> serde_json::Value {
-        let s = &self.stats;
-        let (cached, capacity) = self.cache.occupancy();
         serde_json::json!({
             "mapping_unit_bytes": self.unit_bytes(),
             "units_per_page": self.upp,
@@ -917,29 +937,39 @@ impl Ftl for DemandFtl {
             "translation_pages": self.sizing.translation_pages,
             "entries_per_translation_page": self.sizing.entries_per_tpage,
             "exec_time": self.exec,
-            "map_cache": {
-                "cmt": {
-                    "entries": cached,
-                    "capacity_entries": capacity,
-                    "lookups": s.lookups,
-                    "hits": s.hits,
-                    "hit_ratio": if s.lookups == 0 { 0.0 } else { s.hits as f64 / s.lookups as f64 },
-                },
-                "misses_coalesced": s.misses_coalesced,
-                "translation_reads": s.translation_reads,
-                "translation_writes": s.translation_writes,
-                "flushes": s.flushes,
-                "entries_per_flush": if s.flushes == 0 { 0.0 } else { s.entries_flushed as f64 / s.flushes as f64 },
-                "ctp": self.cache.levels(),
-                "blocked_requests": s.blocked_requests,
-                "cond_updates_lost": s.cond_updates_lost,
-                "translation_gc": {
-                    "victims": s.translation_gc_victims,
-                    "pages_moved": s.translation_pages_moved,
-                },
-            },
-            "counters": s,
+            "two_level": self.cache.details(),
+            "counters": &self.stats,
         })
+    }
+
+    fn map_cache(&self) -> Option<MapCacheReport> {
+        let s = &self.stats;
+        let (cmt, ctp) = match self.cache.levels() {
+            Some((cmt, ctp)) => (cmt, Some(ctp)),
+            None => {
+                // One level of entries, fully associative: the core's lookups are its own.
+                let (cached, capacity) = self.cache.occupancy();
+                let level = MapCacheLevel::new(1, capacity as u32, 1, cached as u64);
+                (level.with_lookups(s.lookups, s.hits), None)
+            }
+        };
+        let report = MapCacheReport {
+            cmt,
+            ctp,
+            misses_coalesced: s.misses_coalesced,
+            translation_reads: s.translation_reads,
+            translation_buffer_hits: s.translation_buffer_hits,
+            merge_reads: s.merge_reads,
+            translation_writes: s.translation_writes,
+            blocked_requests: s.blocked_requests,
+            cond_updates_lost: s.cond_updates_lost,
+            translation_gc: TranslationGcReport {
+                victims: s.translation_gc_victims,
+                pages_moved: s.translation_pages_moved,
+            },
+            ..MapCacheReport::default()
+        };
+        Some(report.with_flushes(s.flushes, s.entries_flushed))
     }
 
     fn state_bytes(&self) -> u64 {

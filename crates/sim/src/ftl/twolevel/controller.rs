@@ -70,6 +70,10 @@ pub struct TwoLevelStats {
     /// already loading (no new flash read for either).
     pub misses_coalesced: u64,
     pub blocked: u64,
+    /// Refusals (retries included) because the CMT set had no evictable way, and because
+    /// the CTP set of the page to load had none (both may hold for one refusal).
+    pub blocked_on_cmt: u64,
+    pub blocked_on_ctp: u64,
     /// CMT flushes (one TVPN each) and the CMT blocks they cleaned.
     pub flushes: u64,
     pub blocks_flushed: u64,
@@ -92,6 +96,8 @@ pub struct TwoLevel<R: Copy> {
     search: FlushSearch,
     scan_cursor: u32,
     actions: Vec<Action>,
+    /// CMT blocks cleaned by flushes since the caller last took them.
+    flushed: Vec<u32>,
     slots: Vec<u32>,
     waiters: Vec<CtpWaiter>,
     pub stats: TwoLevelStats,
@@ -122,6 +128,7 @@ impl<R: Copy> TwoLevel<R> {
             search: FlushSearch::Dtl,
             scan_cursor: 0,
             actions: Vec::new(),
+            flushed: Vec::new(),
             slots: Vec::new(),
             waiters: Vec::new(),
             stats: TwoLevelStats::default(),
@@ -149,6 +156,12 @@ impl<R: Copy> TwoLevel<R> {
         out.append(&mut self.actions);
     }
 
+    /// The CMT blocks (block numbers) that flushes moved into the CTP (or wrote through)
+    /// since the last call: their entries are carried by the next write of their page.
+    pub fn take_flushed_blocks(&mut self, out: &mut Vec<u32>) {
+        out.append(&mut self.flushed);
+    }
+
     /// A Lookup (`update = false`) or Update/CondUpdate (`update = true`) of DLPN `lpn` for
     /// request `request`.
     pub fn access(&mut self, lpn: u32, request: R, update: bool) -> Access {
@@ -168,8 +181,12 @@ impl<R: Copy> TwoLevel<R> {
         }
         let tvpn = self.geometry.tvpn_of_block(block);
         let ctp_slot = self.ctp.find(tvpn);
-        if ctp_slot.is_none() && self.ctp.would_block(tvpn) || self.cmt.would_block(block) {
+        let ctp_busy = ctp_slot.is_none() && self.ctp.would_block(tvpn);
+        let cmt_busy = self.cmt.would_block(block);
+        if ctp_busy || cmt_busy {
             self.stats.blocked += 1;
+            self.stats.blocked_on_cmt += u64::from(cmt_busy);
+            self.stats.blocked_on_ctp += u64::from(ctp_busy);
             return Access::Blocked;
         }
         self.stats.cmt_lookups += 1;
@@ -313,14 +330,14 @@ impl<R: Copy> TwoLevel<R> {
     /// One step of flushing (module doc); returns whether it did anything.
     pub fn flush_step(&mut self) -> bool {
         let mut did = false;
-        if self.cmt_marks.should_flush(self.cmt.non_dirty()) {
+        if self.cmt_marks.should_flush(self.cmt.evictable()) {
             if let Some(tvpn) = self.flush_victim() {
                 self.flush_cmt(tvpn);
                 did = true;
             }
         }
-        if self.ctp_marks.should_flush(self.ctp.non_dirty()) {
-            if let Some(c) = self.ctp_order.pop() {
+        if self.ctp_marks.should_flush(self.ctp.evictable()) {
+            if let Some(c) = self.oldest_dirty_ctp() {
                 self.ctp.mark_clean(c);
                 let tvpn = self.ctp.key(c).expect("a queued CTP block is valid");
                 self.actions.push(Action::Write(tvpn));
@@ -328,6 +345,13 @@ impl<R: Copy> TwoLevel<R> {
             }
         }
         did
+    }
+
+    /// The oldest CTP block of the flush order that is still dirty. Entries made clean
+    /// meanwhile (written by [`TwoLevel::take_page`] or [`TwoLevel::unblock`]) are dropped:
+    /// writing them again would be a redundant translation write.
+    fn oldest_dirty_ctp(&mut self) -> Option<u32> {
+        std::iter::from_fn(|| self.ctp_order.pop()).find(|&c| self.ctp.is_dirty(c))
     }
 
     fn flush_victim(&mut self) -> Option<u32> {
@@ -358,6 +382,8 @@ impl<R: Copy> TwoLevel<R> {
         };
         for &s in &self.slots {
             self.cmt.mark_clean(s);
+            self.flushed
+                .push(self.cmt.key(s).expect("a dirty slot is valid"));
         }
         self.stats.flushes += 1;
         self.stats.blocks_flushed += u64::from(blocks);
@@ -533,5 +559,52 @@ mod tests {
             vec![Action::Write(3), Action::Write(1), Action::Write(2)]
         );
         assert_eq!(c.ctp().dirty(), 0);
+    }
+
+    #[test]
+    fn a_page_cleaned_by_a_gc_write_back_is_not_written_again_by_the_ctp() {
+        let g = TwoLevelGeometry::new(64, 16, 16, 1, 512, 8).unwrap();
+        let mut c: TwoLevel<u32> =
+            TwoLevel::new(g, 64, Watermarks::new(0, 1), Watermarks::new(5, 8), 0);
+        for tvpn in [3, 1] {
+            dirty(&mut c, 16 * tvpn);
+            assert!(c.flush_step());
+        }
+        assert_eq!(
+            c.ctp().dirty(),
+            2,
+            "above the CTP's low watermark: nothing written"
+        );
+        // GC rewrites page 3 with its dirty entries: it is clean but still in the flush order.
+        c.take_page(3);
+        actions(&mut c);
+        for tvpn in [2, 4] {
+            dirty(&mut c, 16 * tvpn);
+            c.flush_step();
+        }
+        while c.flush_step() {}
+        let writes: Vec<Action> = actions(&mut c)
+            .into_iter()
+            .filter(|a| matches!(a, Action::Write(_)))
+            .collect();
+        assert_eq!(
+            writes,
+            vec![Action::Write(1), Action::Write(2), Action::Write(4)],
+            "no second write of page 3"
+        );
+    }
+
+    #[test]
+    fn flushes_report_the_cmt_blocks_they_cleaned() {
+        let mut c = cache(8, (7, 8));
+        dirty(&mut c, 16);
+        dirty(&mut c, 20);
+        assert!(c.flush_step());
+        let mut blocks = Vec::new();
+        c.take_flushed_blocks(&mut blocks);
+        blocks.sort_unstable();
+        assert_eq!(blocks, vec![4, 5], "page 1's two dirty blocks");
+        c.take_flushed_blocks(&mut blocks);
+        assert_eq!(blocks.len(), 2, "taken once");
     }
 }

@@ -49,6 +49,8 @@ pub struct SetAssoc {
     /// Second-chance hand per set (next way to examine).
     hands: Vec<u16>,
     dirty: u32,
+    /// Slots loading (transient).
+    loading: u32,
 }
 
 impl SetAssoc {
@@ -63,6 +65,7 @@ impl SetAssoc {
             flags: vec![0; slots],
             hands: vec![0; sets as usize],
             dirty: 0,
+            loading: 0,
         }
     }
 
@@ -87,6 +90,10 @@ impl SetAssoc {
     /// Dirty slots.
     pub fn dirty(&self) -> u32 {
         self.dirty
+    }
+    /// Slots an allocation could take now: neither dirty nor loading (free or clean).
+    pub fn evictable(&self) -> u32 {
+        self.slots() - self.dirty - self.loading
     }
 
     /// The slot holding block `key` (loaded or loading), marking it referenced; `None` on a
@@ -118,6 +125,7 @@ impl SetAssoc {
         let evicted = (self.flags[i] & VALID != 0).then_some(self.keys[i]);
         self.keys[i] = key;
         self.flags[i] = VALID | TRANSIENT | REFERENCED;
+        self.loading += 1;
         Ok(Allocated { slot, evicted })
     }
 
@@ -161,7 +169,9 @@ impl SetAssoc {
 
     /// The load of `slot` completed: its entries are in the cache.
     pub fn fill(&mut self, slot: u32) {
-        self.flags[slot as usize] &= !TRANSIENT;
+        let f = &mut self.flags[slot as usize];
+        self.loading -= u32::from(*f & TRANSIENT != 0);
+        *f &= !TRANSIENT;
     }
 
     /// Marks `slot` dirty; returns whether it was clean before (a new dirty block).
