@@ -45,6 +45,10 @@ pub struct FmmuArgs {
     /// dftl-1c, dftl-2c, dftl-4c, cdftl-1c, cdftl-2c, cdftl-4c, fmmu
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
+    /// Workloads of the synthetic part, comma separated (default: all): seq-write-64k,
+    /// seq-read-64k, rand-write-4k, rand-read-4k
+    #[arg(long, value_delimiter = ',')]
+    synthetic: Vec<String>,
     /// Trace files of the traces part (the paper's MSR and WebSearch traces are not public:
     /// e.g. the MQSim excerpts), comma separated
     #[arg(long, value_delimiter = ',')]
@@ -161,7 +165,7 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
 
 fn fmmu(a: &FmmuArgs) -> i32 {
     use flashlab_sim::experiment::fmmu_study::{
-        csv, exec_time_table, scheme_labels, table, FmmuStudy, PARTS, SCHEMES,
+        csv, exec_time_table, scheme_labels, table, FmmuStudy, PARTS, SCHEMES, SYNTHETIC,
     };
     if let Some(bad) = a.parts.iter().find(|p| !PARTS.contains(&p.as_str())) {
         eprintln!(
@@ -181,6 +185,18 @@ fn fmmu(a: &FmmuArgs) -> i32 {
         );
         return EXIT_INPUT;
     }
+    if let Some(bad) = a
+        .synthetic
+        .iter()
+        .find(|w| !SYNTHETIC.iter().any(|s| s.0 == w.as_str()))
+    {
+        let names: Vec<&str> = SYNTHETIC.iter().map(|s| s.0).collect();
+        eprintln!(
+            "error: --synthetic: `{bad}` is not a synthetic workload (allowed: {})",
+            names.join(", ")
+        );
+        return EXIT_INPUT;
+    }
     let base = if a.quick {
         FmmuStudy::quick()
     } else {
@@ -189,6 +205,7 @@ fn fmmu(a: &FmmuArgs) -> i32 {
     let study = FmmuStudy {
         parts: a.parts.clone(),
         schemes: a.schemes.clone(),
+        synthetic: a.synthetic.clone(),
         traces: a.traces.clone(),
         seed: a.seed,
         ..base

@@ -873,7 +873,7 @@ fn experiment_kast_writes_the_figures_csv_and_json() {
     assert_eq!(json["study"]["ks"], serde_json::json!([2, 4]));
     assert!(points.iter().all(|p| p["workload"] == "web"));
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 14, "{csv}");
+    assert_eq!(csv.lines().count(), 9, "{csv}");
     let table = std::fs::read_to_string(dir.join("table.txt")).unwrap();
     assert_eq!(table, out.stdout);
     let out = flashlab(&[
@@ -962,6 +962,13 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
     ]);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("nope"), "{}", out.stderr);
+    let out = flashlab(&["experiment", "fmmu", "--synthetic", "seq-read-4k"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("seq-read-4k") && out.stderr.contains("rand-read-4k"),
+        "{}",
+        out.stderr
+    );
     let out = flashlab(&["experiment", "fmmu", "--schemes", "dftl-3c"]);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(

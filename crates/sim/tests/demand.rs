@@ -185,15 +185,24 @@ fn ideal_exec_time_keeps_the_map_cache_traffic() {
             sim.run_until_idle().unwrap();
         }
         sim.check_invariants().unwrap();
-        let counters = sim.ftl().report()["counters"].clone();
-        (counters, sim.cpu_busy_ns())
+        let mc = serde_json::to_value(sim.ftl().map_cache()).unwrap();
+        (mc, sim.cpu_busy_ns())
     };
     let (paper, paper_cpu) = run("paper");
     let (ideal, ideal_cpu) = run("ideal");
-    for key in ["translation_reads", "translation_writes", "lookups", "hits"] {
-        assert!(paper[key].as_u64() > Some(0), "paper: no {key}: {paper}");
+    for key in [
+        "/translation_reads",
+        "/translation_writes",
+        "/cmt/lookups",
+        "/cmt/hits",
+    ] {
+        assert!(
+            paper.pointer(key).and_then(|v| v.as_u64()) > Some(0),
+            "paper: no {key}: {paper}"
+        );
         assert_eq!(
-            paper[key], ideal[key],
+            paper.pointer(key),
+            ideal.pointer(key),
             "{key}: paper {paper}, ideal {ideal}"
         );
     }
@@ -261,5 +270,64 @@ fn counters(config: &ExperimentConfig, steps: &[Step], qd: usize) -> serde_json:
     };
     let o = testing::run_steps_with(config, steps, &options).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(o.checked_sectors, o.sectors_read);
-    o.ftl_report["counters"].clone()
+    // The data-path counters with the standard map_cache section's figures.
+    let mut all = o.ftl_report["counters"].clone();
+    let mc = serde_json::to_value(o.map_cache).expect("serializable");
+    for (key, value) in mc.as_object().expect("a map_cache section") {
+        all[key] = value.clone();
+    }
+    all
+}
+
+/// fmmu-16ch at the FMMU study's quick size (32 pages x 32 blocks: 64 blocks per die),
+/// filled sequentially and left idle, then `workload` with the `extra` settings.
+fn quick_fmmu_run(workload: &str, extra: &[&str]) -> flashlab_sim::Report {
+    let mut sets = vec![
+        "ftl.name=\"fmmu\"",
+        "ftl.exec_time=\"ideal\"",
+        "geometry.pages_per_block=32",
+        "geometry.blocks_per_plane=32",
+        "ftl.cmt_bytes=16384",
+        "ftl.ctp_bytes=262144",
+        "run.precondition=1.0",
+        "run.precondition_max_passes=0",
+    ];
+    sets.extend_from_slice(extra);
+    let mut config = ExperimentConfig::with_sets("fmmu-16ch", &sets).unwrap();
+    config.workload = flashlab_sim::workload::parse_spec(workload).unwrap();
+    flashlab_sim::run_experiment(&config, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// After a sequential fill the map cache is full of dirty entries; sitting idle writes them
+/// back (`ftl.idle_write_back_ns`), so random reads measured afterwards write nothing back
+/// and no lookup waits for a flush; with the write-back off, the reads' misses must flush
+/// first.
+#[test]
+fn an_idle_host_leaves_the_map_cache_clean() {
+    let reads = "randread:bs=4k,qd=64,count=400";
+    let clean = quick_fmmu_run(reads, &[]);
+    let mc = clean.map_cache.as_ref().unwrap();
+    assert_eq!(mc.translation_writes, 0, "{mc:?}");
+    assert_eq!(mc.flushes, 0, "{mc:?}");
+    assert!(mc.translation_reads > 100, "{mc:?}");
+    let dirty = quick_fmmu_run(reads, &["ftl.idle_write_back_ns=0"]);
+    let mc = dirty.map_cache.as_ref().unwrap();
+    assert!(mc.translation_writes > 0 && mc.flushes > 0, "{mc:?}");
+}
+
+/// Translation pages are striped over every die when each has a spare block for it: random
+/// reads that miss load translation pages from all dies, so no die is much busier than the
+/// average; on one die at a time (`ftl.translation_dies=1`) that die bounds the run.
+#[test]
+fn translation_pages_spread_over_the_dies() {
+    let reads = "randread:bs=4k,qd=512,count=3000";
+    let striped = quick_fmmu_run(reads, &[]);
+    assert_eq!(striped.ftl_details["translation_dies"], 128);
+    let dies = &striped.utilisation.dies;
+    assert!(dies.max < 2.0 * dies.mean, "{dies:?}");
+    let one = quick_fmmu_run(reads, &["ftl.translation_dies=1"]);
+    assert_eq!(one.ftl_details["translation_dies"], 1);
+    assert!(one.utilisation.dies.max > 0.9, "{:?}", one.utilisation.dies);
+    let iops = |r: &flashlab_sim::Report| r.host.all.count as f64 / r.elapsed_ns as f64;
+    assert!(iops(&striped) > 2.0 * iops(&one));
 }

@@ -93,6 +93,15 @@ pub fn scheme_labels() -> String {
         .join(", ")
 }
 
+/// Pages per block and blocks per plane of the full study: the paper's capacity and map
+/// (16 GiB raw, 256 x 16 in the preset) in 1 MiB blocks. The preset's 16 blocks per plane
+/// leave 4.8 spare blocks per die at 15% over-provisioning, too few for the demand FTLs to
+/// give each die a translation block (`ftl.translation_dies`), so their translation pages
+/// would sit on one die at a time, whose reads would bound every scheme; with 64 blocks per
+/// plane every die holds one (docs/fmmu.md).
+pub const FULL_PAGES_PER_BLOCK: u32 = 64;
+pub const FULL_BLOCKS_PER_PLANE: u32 = 64;
+
 /// The synthetic workloads of Fig. 11: (name, workload spec without count).
 pub const SYNTHETIC: [(&str, &str); 4] = [
     ("seq-write-64k", "seqwrite:bs=64k,qd=512"),
@@ -125,6 +134,8 @@ pub struct FmmuStudy {
     /// Labels of the [`SCHEMES`] of the synthetic and traces parts (empty: all); the scaling
     /// part runs FMMU (Fig. 14).
     pub schemes: Vec<String>,
+    /// Names of the [`SYNTHETIC`] workloads to run (empty: all four).
+    pub synthetic: Vec<String>,
     pub seed: u64,
 }
 
@@ -138,14 +149,15 @@ impl FmmuStudy {
             }
         }
         FmmuStudy {
-            pages_per_block: None,
-            blocks_per_plane: None,
+            pages_per_block: Some(FULL_PAGES_PER_BLOCK),
+            blocks_per_plane: Some(FULL_BLOCKS_PER_PLANE),
             requests: 100_000,
             random_write_requests: 4_000_000,
             scaling,
             traces: Vec::new(),
             parts: PARTS.iter().map(|p| p.to_string()).collect(),
             schemes: Vec::new(),
+            synthetic: Vec::new(),
             seed: 1,
         }
     }
@@ -215,6 +227,20 @@ impl FmmuStudy {
                 message: format!("`{bad}` is not a scheme (allowed: {})", scheme_labels()),
             });
         }
+        if let Some(bad) = self
+            .synthetic
+            .iter()
+            .find(|w| !SYNTHETIC.iter().any(|s| s.0 == w.as_str()))
+        {
+            let names: Vec<&str> = SYNTHETIC.iter().map(|s| s.0).collect();
+            return Err(SimError::Input {
+                location: "synthetic".into(),
+                message: format!(
+                    "`{bad}` is not a synthetic workload (allowed: {})",
+                    names.join(", ")
+                ),
+            });
+        }
         Ok(SCHEMES
             .iter()
             .filter(|s| self.schemes.is_empty() || self.schemes.iter().any(|l| l == s.label))
@@ -232,7 +258,9 @@ impl FmmuStudy {
         for s in self.selected_schemes()? {
             if wants("synthetic") {
                 for (name, _) in SYNTHETIC {
-                    cases.push(("synthetic", s, name.into(), 16, 8));
+                    if self.synthetic.is_empty() || self.synthetic.iter().any(|w| w == name) {
+                        cases.push(("synthetic", s, name.into(), 16, 8));
+                    }
                 }
             }
             if wants("traces") {

@@ -59,6 +59,10 @@ pub trait MapCachePolicy {
     fn unblock(&mut self, _lpn: u32, _out: &mut Vec<WriteBack>) -> Option<u64> {
         None
     }
+    /// Idle-time write-back, whatever the watermarks: appends the write-back of one batch of
+    /// dirty entries to `out`; returns whether anything was dirty, and the cache blocks a
+    /// map-block flush examined (as [`MapCachePolicy::flush_step`]).
+    fn clean_step(&mut self, out: &mut Vec<WriteBack>) -> (bool, Option<u64>);
     /// A two-level cache's CMT and CTP (shape, occupancy, lookups and hits of each); None for
     /// a one-level cache, whose figures are the core's.
     fn levels(&self) -> Option<(MapCacheLevel, MapCacheLevel)> {
@@ -194,6 +198,16 @@ impl MapCachePolicy for DftlCache {
 
     fn occupancy(&self) -> (usize, usize) {
         (self.slots.len(), self.capacity)
+    }
+
+    /// The dirty translation page with the lowest number (deterministic, whatever the
+    /// hash map's order), as an eviction's batch update would write it.
+    fn clean_step(&mut self, out: &mut Vec<WriteBack>) -> (bool, Option<u64>) {
+        let Some(&tvpn) = self.dirty.keys().min() else {
+            return (false, None);
+        };
+        out.push(self.take_dirty(tvpn));
+        (true, None)
     }
 }
 

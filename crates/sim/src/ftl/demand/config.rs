@@ -40,6 +40,10 @@ settings! {
         gc_background_free_blocks: u32 = 3, unit "blocks", range 2 ..= 1_000_000;
         /// DRAM write buffer: writes are acknowledged once buffered; 0 sizes it to two pages per die.
         write_buffer_bytes: u64 = 0, unit "bytes", range 0 ..= 1_099_511_627_776;
+        /// Dies the translation pages are striped over (one open translation block each, spread over the channels; 1: one block at a time on the die with the most free blocks); 0: all dies if each has a spare block for it, else 1.
+        translation_dies: u32 = 0, unit "dies", range 0 ..= 1_000_000;
+        /// Once the host has been idle this long, every dirty map entry is written back (batched per translation page); 0: never.
+        idle_write_back_ns: u64 = 10_000_000, unit "ns", range 0 ..= 3_600_000_000_000;
     }
 }
 
@@ -55,6 +59,8 @@ pub struct Sizing {
     pub translation_pages: u32,
     /// Flash pages the translation pages fill (`units_per_page` of them per flash page).
     pub translation_flash_pages: u32,
+    /// Dies holding an open translation block (`translation_dies`, resolved).
+    pub translation_dies: u32,
     pub cmt_entries: usize,
 }
 
@@ -143,7 +149,7 @@ impl DemandConfig {
         let entries_per_tpage = self.mapping_unit_bytes / ENTRY_BYTES;
         let translation_pages = logical_units.div_ceil(entries_per_tpage);
         let translation_flash_pages = translation_pages.div_ceil(units_per_page);
-        self.check_spare(g, units_per_page, translation_flash_pages)?;
+        let translation_dies = self.check_spare(g, units_per_page, translation_flash_pages)?;
         let program_units = u64::from(units_per_page);
         let dies = u64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
         let buffer_units = if self.write_buffer_bytes == 0 {
@@ -169,26 +175,56 @@ impl DemandConfig {
             entries_per_tpage,
             translation_pages,
             translation_flash_pages,
+            translation_dies,
             cmt_entries: (self.dftl_cmt_bytes() / CMT_ENTRY_BYTES).max(1) as usize,
         })
     }
 
     /// Spare blocks per die must cover the die's open host and GC blocks, the foreground
-    /// reserve and its share of the translation blocks: translation GC keeps at most twice
-    /// the blocks the translation pages fill plus one closed, and one more is open; they are
-    /// opened on the die with the most free blocks, so they spread over the dies.
+    /// reserve and its share of the translation blocks: one open on each of the dies the
+    /// translation pages are striped over, and the closed ones (translation GC keeps at most
+    /// twice the blocks the translation pages fill plus one). Returns the striping width:
+    /// `translation_dies`, or (0) every die when each can give a whole spare block to it,
+    /// else 1 (one translation block open at a time, on the die with the most free blocks).
     fn check_spare(
         &self,
         g: &Geometry,
         units_per_page: u32,
         translation_flash_pages: u32,
-    ) -> Result<(), ConfigError> {
-        let dies = f64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
-        let translation_blocks =
-            (2.0 * f64::from(translation_flash_pages.div_ceil(g.pages_per_block)) + 2.0) / dies;
-        let needed = f64::from(2 + self.gc_foreground_free_blocks) + translation_blocks;
+    ) -> Result<u32, ConfigError> {
+        let dies = g.channels * g.chips_per_channel * g.dies_per_chip;
+        if self.translation_dies > dies {
+            return Err(ConfigError::invalid(
+                "ftl.translation_dies",
+                self.translation_dies,
+                format!("the device has {dies} dies"),
+                format!("0 (auto) ..= {dies}"),
+            ));
+        }
+        let closed = (2.0 * f64::from(translation_flash_pages.div_ceil(g.pages_per_block)) + 1.0)
+            / f64::from(dies);
+        let base = f64::from(2 + self.gc_foreground_free_blocks) + closed;
+        // Striped, each die holding one gives it a whole block; one at a time, on the die
+        // with the most free blocks, the open block is a share.
+        let needed = |width: u32| {
+            base + if width > 1 {
+                1.0
+            } else {
+                1.0 / f64::from(dies)
+            }
+        };
         let blocks_per_die = f64::from(g.planes_per_die * g.blocks_per_plane);
         let spare = blocks_per_die * self.over_provisioning;
+        let fits = |width: u32| {
+            spare >= needed(width)
+                && headroom::balanced(g, units_per_page, needed(width), self.over_provisioning)
+        };
+        let width = match self.translation_dies {
+            0 if fits(dies) => dies,
+            0 => 1,
+            w => w,
+        };
+        let needed = needed(width);
         if spare < needed {
             let min_op = ((needed / blocks_per_die) * 1e4).ceil() / 1e4;
             return Err(ConfigError::invalid(
@@ -197,11 +233,12 @@ impl DemandConfig {
                 format!(
                     "the device is too small for it: {spare:.2} spare blocks per die, dftl needs \
                      {needed:.2} (open host, GC and translation blocks, ftl.gc_foreground_free_blocks \
-                     and the translation pages)"
+                     and the translation pages on {width} dies)"
                 ),
-                format!("{min_op} ..= 0.95, or more geometry.blocks_per_plane"),
+                format!("{min_op} ..= 0.95, or more geometry.blocks_per_plane, or fewer ftl.translation_dies"),
             ));
         }
-        headroom::check_die_balance(g, units_per_page, self.over_provisioning, needed, "dftl")
+        headroom::check_die_balance(g, units_per_page, self.over_provisioning, needed, "dftl")?;
+        Ok(width)
     }
 }

@@ -37,6 +37,7 @@ mod check;
 pub mod config;
 pub mod exec_time;
 mod gc;
+mod idle;
 mod translation;
 pub mod twolevel_cache;
 
@@ -90,6 +91,8 @@ const TAG_SHIFT: u32 = 56;
 const TAG_PROGRAM: u64 = 1;
 const TAG_BACKGROUND_GC: u64 = 2;
 const TAG_LOAD: u64 = 3;
+/// A wake-up (not a flash completion): the idle write-back timer.
+const TAG_IDLE: u64 = 4;
 
 fn token(tag: u64, index: u64) -> u64 {
     (tag << TAG_SHIFT) | index
@@ -165,6 +168,8 @@ pub struct DemandStats {
     pub foreground_gc_runs: u64,
     /// Writes that waited for write-buffer space.
     pub writes_waited_for_buffer: u64,
+    /// Translation-page write-backs done while the host was idle ([`idle`]).
+    pub idle_write_backs: u64,
 }
 
 /// The demand-paged FTL core with a map-cache policy.
@@ -211,8 +216,16 @@ pub struct DemandFtl {
     retrying: bool,
     /// The translation flash page being assembled in the open translation block.
     map_frontier: Frontier,
+    /// Per die: its open translation block and the next page the buffer may take there.
+    map_open: Vec<Option<(BlockId, u32)>>,
+    /// The die whose translation block takes the next translation flash page.
+    map_die_turn: u32,
     translation_seq: u64,
     in_translation_gc: bool,
+    /// Host sub-requests submitted so far (tells idle periods apart).
+    host_submits: u64,
+    /// The idle period (by `host_submits`) whose write-back timer is armed.
+    idle_armed_at: Option<u64>,
     stats: DemandStats,
 }
 
@@ -323,8 +336,12 @@ impl DemandFtl {
                 data: Vec::new(),
                 ..frontier.clone()
             },
+            map_open: vec![None; layout.dies() as usize],
+            map_die_turn: 0,
             translation_seq: 0,
             in_translation_gc: false,
+            host_submits: 0,
+            idle_armed_at: None,
             stats: DemandStats::default(),
             sizing,
             cfg,
@@ -892,6 +909,7 @@ impl Ftl for DemandFtl {
     }
 
     fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        self.host_submits += 1;
         match sub.op {
             Op::Write => self.write(ctx, sub)?,
             Op::Flush => self.flush(ctx, sub)?,
@@ -912,10 +930,18 @@ impl Ftl for DemandFtl {
         self.pace(ctx)
     }
 
+    fn wakeup(&mut self, ctx: &mut FtlCtx<'_>, tok: u64) -> Result<(), SimError> {
+        match tok >> TAG_SHIFT {
+            TAG_IDLE => self.idle_timer(ctx, tok & ((1 << TAG_SHIFT) - 1)),
+            other => Err(self.bug(format!("unknown wake-up tag {other}"))),
+        }
+    }
+
     fn idle(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
         for die in 0..self.layout.dies() {
             self.background_collect(ctx, die)?;
         }
+        self.arm_idle_write_back(ctx);
         Ok(())
     }
 
@@ -935,6 +961,7 @@ impl Ftl for DemandFtl {
             "logical_units": self.sizing.logical_units,
             "write_buffer_units": self.sizing.buffer_units,
             "translation_pages": self.sizing.translation_pages,
+            "translation_dies": self.sizing.translation_dies,
             "entries_per_translation_page": self.sizing.entries_per_tpage,
             "exec_time": self.exec,
             "two_level": self.cache.details(),

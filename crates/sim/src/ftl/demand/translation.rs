@@ -17,7 +17,7 @@ use super::DemandFtl;
 use crate::flash::{Cause, CmdId};
 use crate::ftl::mapping::{Stream, UNMAPPED};
 use crate::ftl::{CpuActivity, FtlCtx, Issue};
-use crate::nand::{OobEntry, Ppn, UnitAddr, OOB_FLAG_TRANSLATION};
+use crate::nand::{BlockId, OobEntry, Ppn, UnitAddr, OOB_FLAG_TRANSLATION};
 use crate::SimError;
 
 impl DemandFtl {
@@ -96,11 +96,11 @@ impl DemandFtl {
         dep: Option<CmdId>,
     ) -> Result<(), SimError> {
         if !self.map_frontier.open {
-            let block = self.open_translation_block()?;
+            let (block, page) = self.next_translation_page()?;
             let fr = &mut self.map_frontier;
             fr.open = true;
             fr.block = block;
-            fr.page = 0;
+            fr.page = page;
         }
         self.translation_seq += 1;
         let fr = &mut self.map_frontier;
@@ -137,10 +137,10 @@ impl DemandFtl {
         fr.entries.fill(OobEntry::EMPTY);
         fr.deps.clear();
         fr.filled = 0;
-        fr.page += 1;
-        if fr.page == self.layout.pages_per_block {
-            fr.open = false;
+        fr.open = false;
+        if fr.page + 1 == self.layout.pages_per_block {
             let block = fr.block;
+            self.map_open[self.layout.die_of(block) as usize] = None;
             let valid = ctx.nand().block(block).valid_units;
             self.blocks.close(block, valid, self.units_written);
             self.collect_translation(ctx)?;
@@ -164,17 +164,51 @@ impl DemandFtl {
         Ok(())
     }
 
-    /// Opens a translation block on the die with the most free blocks.
-    fn open_translation_block(&mut self) -> Result<u32, SimError> {
-        let die = (0..self.layout.dies())
+    /// The flash page the next translation buffer fills. Striped (`translation_dies` > 1):
+    /// each flash page on the next of `translation_dies` dies spread evenly over the device,
+    /// in that die's open translation block, so that loads and write-backs spread over the
+    /// dies and channels as data does; a die whose block is full opens another only with a
+    /// free block to spare beyond the one its GC may need, else the turn passes on. Otherwise
+    /// (or when no die of the stripe can), one block at a time on the die with the most free
+    /// blocks.
+    fn next_translation_page(&mut self) -> Result<(BlockId, u32), SimError> {
+        let (dies, width) = (self.layout.dies(), self.sizing.translation_dies);
+        let striped = width > 1;
+        for _ in 0..if striped { width } else { 0 } {
+            let turn = self.map_die_turn;
+            self.map_die_turn = (turn + 1) % width;
+            let die = (u64::from(turn) * u64::from(dies) / u64::from(width)) as u32;
+            if let Some(page) = self.translation_page_on(die, 1) {
+                return Ok(page);
+            }
+        }
+        if let Some(page) = self.map_open.iter().flatten().next().copied() {
+            self.map_open[self.layout.die_of(page.0) as usize] = Some((page.0, page.1 + 1));
+            return Ok(page);
+        }
+        let die = (0..dies)
             .max_by_key(|&d| (self.blocks.free_in_die(d, false), std::cmp::Reverse(d)))
             .unwrap_or(0);
-        let plane = self.blocks.roomiest_plane(die);
-        self.blocks.open(plane, Stream::Map, 0).ok_or_else(|| {
+        self.translation_page_on(die, 0).ok_or_else(|| {
             self.bug(format!(
                 "no free block left on die {die} for translation pages (raise ftl.over_provisioning)"
             ))
         })
+    }
+
+    /// The next page of `die`'s open translation block, opening one if the die has more than
+    /// `keep` free blocks.
+    fn translation_page_on(&mut self, die: u32, keep: u32) -> Option<(BlockId, u32)> {
+        let open = match self.map_open[die as usize] {
+            Some(open) => open,
+            None if self.blocks.free_in_die(die, false) > keep => {
+                let plane = self.blocks.roomiest_plane(die);
+                (self.blocks.open(plane, Stream::Map, 0)?, 0)
+            }
+            None => return None,
+        };
+        self.map_open[die as usize] = Some((open.0, open.1 + 1));
+        Some(open)
     }
 
     /// Translation GC: while closed translation blocks exceed twice the blocks the translation

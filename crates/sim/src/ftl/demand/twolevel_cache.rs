@@ -242,6 +242,12 @@ impl MapCachePolicy for TwoLevelCache {
         self.drain(out, before)
     }
 
+    fn clean_step(&mut self, out: &mut Vec<WriteBack>) -> (bool, Option<u64>) {
+        let before = self.mark();
+        let did = self.cache.clean_step();
+        (did, self.drain(out, before))
+    }
+
     fn unblock(&mut self, lpn: u32, out: &mut Vec<WriteBack>) -> Option<u64> {
         let before = self.mark();
         self.cache.unblock(lpn);

@@ -51,7 +51,7 @@ fn die_units(g: &Geometry, units_per_page: u32) -> (f64, f64, f64) {
 
 /// Whether `over_provisioning` gives each die enough spare units for `reserved_blocks`
 /// blocks plus the wander of its share (always, on one die).
-fn balanced(g: &Geometry, units_per_page: u32, reserved_blocks: f64, op: f64) -> bool {
+pub fn balanced(g: &Geometry, units_per_page: u32, reserved_blocks: f64, op: f64) -> bool {
     let dies = f64::from(g.total_dies());
     let (_, per_block, units) = die_units(g, units_per_page);
     op * units

@@ -347,6 +347,25 @@ impl<R: Copy> TwoLevel<R> {
         did
     }
 
+    /// Idle-time cleaning, whatever the watermarks: flushes the page of the dirty CMT block the
+    /// flush search picks or, with the CMT clean, writes a dirty CTP page (not loading);
+    /// false when both levels are clean.
+    pub fn clean_step(&mut self) -> bool {
+        if let Some(tvpn) = self.flush_victim() {
+            self.flush_cmt(tvpn);
+            return true;
+        }
+        let Some(c) =
+            (0..self.ctp.slots()).find(|&c| self.ctp.is_dirty(c) && !self.ctp.is_transient(c))
+        else {
+            return false;
+        };
+        self.ctp.mark_clean(c);
+        let tvpn = self.ctp.key(c).expect("a dirty slot is valid");
+        self.actions.push(Action::Write(tvpn));
+        true
+    }
+
     /// The oldest CTP block of the flush order that is still dirty. Entries made clean
     /// meanwhile (written by [`TwoLevel::take_page`] or [`TwoLevel::unblock`]) are dropped:
     /// writing them again would be a redundant translation write.

@@ -1,0 +1,131 @@
+//! fmmu.txt section 5.3's statements about Fig. 11 and 12 (synthetic workloads), checked on
+//! the study's quick device (fmmu-16ch with 32 pages x 32 blocks per plane, the map cache
+//! scaled with the capacity; docs/fmmu.md lists every claim with the full study's figures).
+//! One study run serves every test: sequential 64 KiB writes and reads and random 4 KiB
+//! reads, each after a sequential fill and an idle pause, for the ideal (FMMU's caches at
+//! zero FTL time), DFTL and CDFTL on 1 and 4 cores, and FMMU. Random writes need a steady
+//! state (minutes) and are left to the study itself.
+
+use std::sync::OnceLock;
+
+use flashlab_sim::experiment::fmmu_study::{FmmuPoint, FmmuStudy};
+
+fn points() -> &'static [FmmuPoint] {
+    static POINTS: OnceLock<Vec<FmmuPoint>> = OnceLock::new();
+    POINTS.get_or_init(|| {
+        let study = FmmuStudy {
+            parts: vec!["synthetic".into()],
+            schemes: [
+                "ideal", "dftl-1c", "dftl-4c", "cdftl-1c", "cdftl-4c", "fmmu",
+            ]
+            .map(String::from)
+            .to_vec(),
+            synthetic: ["seq-write-64k", "seq-read-64k", "rand-read-4k"]
+                .map(String::from)
+                .to_vec(),
+            ..FmmuStudy::quick()
+        };
+        study
+            .run(&mut |_, _, _| {})
+            .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+fn point(scheme: &str, workload: &str) -> &'static FmmuPoint {
+    points()
+        .iter()
+        .find(|p| p.scheme == scheme && p.workload == workload)
+        .unwrap_or_else(|| panic!("no {scheme} {workload} point"))
+}
+
+/// The point's result in its unit (bytes/s for sequential, IOPS for random).
+fn result(p: &FmmuPoint) -> f64 {
+    if p.workload.starts_with("seq") {
+        p.bytes_per_s
+    } else {
+        p.iops
+    }
+}
+
+fn share_of_ideal(scheme: &str, workload: &str) -> f64 {
+    result(point(scheme, workload)) / result(point("ideal", workload))
+}
+
+/// "The ideal performance is about 5.5GB/s, which is limited by NAND chip performance"
+/// (sequential write); "about 9.2GB/s, which is limited by NAND bus bandwidth" (sequential
+/// read); random read "limited by NAND bus bandwidth". Here: within reach of the closed
+/// forms, with the named resource the busiest.
+#[test]
+fn the_ideal_is_bound_by_chips_for_writes_and_by_the_bus_for_reads() {
+    let write = point("ideal", "seq-write-64k");
+    assert!(
+        write.bytes_per_s > 0.85 * write.closed_form.unwrap(),
+        "{write:?}"
+    );
+    assert!(
+        write.chips > 0.9 && write.chips > write.nand_bus,
+        "{write:?}"
+    );
+    let read = point("ideal", "seq-read-64k");
+    assert!(
+        read.bytes_per_s > 0.95 * read.closed_form.unwrap(),
+        "{read:?}"
+    );
+    assert!(read.nand_bus > 0.9, "{read:?}");
+    let random = point("ideal", "rand-read-4k");
+    assert!(
+        random.iops > 0.6 * random.closed_form.unwrap(),
+        "{random:?}"
+    );
+    assert!(random.nand_bus > random.chips, "{random:?}");
+}
+
+/// "FMMU shows the performance close to the ideal performance" (sequential write), "close to
+/// ideal performance due to CTP and hardware-automation" (sequential read), "allows to
+/// achieve the ideal performance, while the FTL utilization is only about 17%" (random read).
+#[test]
+fn fmmu_is_close_to_the_ideal() {
+    assert!(share_of_ideal("fmmu", "seq-write-64k") > 0.85);
+    assert!(share_of_ideal("fmmu", "seq-read-64k") > 0.9);
+    assert!(share_of_ideal("fmmu", "rand-read-4k") > 0.9);
+    let utilisation = point("fmmu", "rand-read-4k").map_unit;
+    assert!(
+        (0.05..0.35).contains(&utilisation),
+        "map unit {utilisation}"
+    );
+}
+
+/// "In DFTL and CDFTL, the sequential write performance increases as the number of cores
+/// changes from one to four since FTL execution time acts as a bottleneck"; in sequential
+/// read "the NAND bus is under-utilized because the FTL execution time acts as a
+/// bottleneck"; random read: "DFTL and CDFTL approach the ideal performance by reducing FTL
+/// execution time with 4-core".
+#[test]
+fn software_map_caches_are_bound_by_the_ftl_and_gain_with_cores() {
+    for ftl in ["dftl", "cdftl"] {
+        for workload in ["seq-write-64k", "seq-read-64k", "rand-read-4k"] {
+            let one = point(&format!("{ftl}-1c"), workload);
+            let four = point(&format!("{ftl}-4c"), workload);
+            assert!(one.ftl_cpu > 0.95, "{one:?}");
+            assert!(result(four) > 2.5 * result(one), "{one:?} {four:?}");
+            assert!(result(four) < result(point("fmmu", workload)), "{four:?}");
+        }
+        assert!(point(&format!("{ftl}-1c"), "seq-read-64k").nand_bus < 0.2);
+        assert!(share_of_ideal(&format!("{ftl}-4c"), "rand-read-4k") > 0.6);
+    }
+}
+
+/// Sequential read: DFTL "has lower performance than CDFTL with 4-core. Because DTL
+/// experiences reading the same translation page multiple times since it does not have a
+/// CTP that exploits the spatial locality." (The 1-core order the paper also states is not
+/// reproduced: docs/fmmu.md.)
+#[test]
+fn dftl_rereads_translation_pages_in_sequential_reads() {
+    let dftl = point("dftl-4c", "seq-read-64k");
+    let cdftl = point("cdftl-4c", "seq-read-64k");
+    assert!(dftl.bytes_per_s < cdftl.bytes_per_s, "{dftl:?} {cdftl:?}");
+    assert!(
+        dftl.translation_reads_per_op > 10.0 * cdftl.translation_reads_per_op,
+        "{dftl:?} {cdftl:?}"
+    );
+}
