@@ -245,6 +245,22 @@ def test_log_block_details_match_their_documentation(merge_report: dict[str, Any
     check_against_section(merge_report, "Log-block FTL fields", "ftl_details")
 
 
+def test_demand_ftl_details_match_their_documentation() -> None:
+    report = flashlab.run(
+        "fmmu-16ch",
+        ftl="fmmu",
+        workload="randwrite:count=2000",
+        precondition=0.5,
+        set={
+            "geometry.pages_per_block": 32,
+            "geometry.blocks_per_plane": 32,
+            "run.precondition_max_passes": 0,
+        },
+    )
+    check_against_section(report, "Demand-paged FTL fields", "ftl_details")
+    assert report["ftl_details"]["translation_dies"] == 128
+
+
 def test_nftl_details_match_their_documentation() -> None:
     report = flashlab.run(
         "nftl-samsung",

@@ -13,7 +13,12 @@
 //!   translation stream (`Stream::Map`), updates the GTD and invalidates the old one.
 //! - **Translation pages** are one mapping unit (4 KiB: 1,024 entries, fmmu.txt Fig. 7),
 //!   packed `units_per_page` to a flash page in unit slots flagged `OOB_FLAG_TRANSLATION`;
-//!   written ones are buffered until their flash page is full ([`translation`]).
+//!   written ones are buffered until their flash page is full ([`translation`]). Their
+//!   flash pages are striped over the dies (`ftl.translation_dies`, one open translation
+//!   block per die) so that loads spread as data reads do.
+//! - **Idle write-back** ([`idle`]): once the host has been idle for `ftl.idle_write_back_ns`
+//!   every dirty entry is written back, so a pause (and the end of preconditioning) leaves
+//!   the cache clean.
 //! - **Data GC** (per die, greedy / cost-benefit / FIFO, foreground and background) moves valid
 //!   units in one handler; a moved unit whose entry is cached is marked dirty, the others are
 //!   written to their translation pages at once, one write-back per translation page (with
@@ -145,6 +150,7 @@ pub struct DemandStats {
     /// page not yet programmed): no flash read.
     #[serde(skip)]
     pub translation_buffer_hits: u64,
+    #[serde(skip)]
     pub flushes: u64,
     /// Dirty entries the write-backs carried.
     #[serde(skip)]
