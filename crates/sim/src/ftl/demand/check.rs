@@ -1,6 +1,7 @@
 //! Invariant checks of the demand-paged core: host map against the data pages' OOB, GTD
 //! against the translation pages, and the flash copy of every entry the cache does not hold
-//! dirty against the host map.
+//! dirty (nor a GC victim moved and has yet to write back) against the host map; GC copies
+//! awaiting their CondUpdate and victims being collected are accounted for.
 
 use super::DemandFtl;
 use crate::ftl::mapping::UNMAPPED;
@@ -8,18 +9,25 @@ use crate::nand::{Nand, OOB_FLAG_TRANSLATION};
 
 impl DemandFtl {
     pub(super) fn check(&self, nand: &Nand) -> Result<(), String> {
-        self.map.check(nand, &self.layout, |lpn, unit| {
-            let (f, slot) = self.assembling_slot(unit).ok_or_else(|| {
-                format!("L2P maps unit {lpn} to unprogrammed slot {unit} outside any open page")
-            })?;
-            if self.frontiers[f].entries[slot].lpn() != Some(lpn) {
-                return Err(format!(
-                    "L2P maps unit {lpn} to buffered slot {unit} holding another unit"
-                ));
-            }
-            Ok(())
-        })?;
-        self.blocks.check(|b| nand.block(b).valid_units)?;
+        let pending_copy = |unit| self.copy_pending(unit);
+        self.map.check_with_pending(
+            nand,
+            &self.layout,
+            |lpn, unit| {
+                let (f, slot) = self.assembling_slot(unit).ok_or_else(|| {
+                    format!("L2P maps unit {lpn} to unprogrammed slot {unit} outside any open page")
+                })?;
+                if self.frontiers[f].entries[slot].lpn() != Some(lpn) {
+                    return Err(format!(
+                        "L2P maps unit {lpn} to buffered slot {unit} holding another unit"
+                    ));
+                }
+                Ok(())
+            },
+            pending_copy,
+        )?;
+        self.blocks
+            .check_with_victims(|b| nand.block(b).valid_units, |b| self.collecting(b))?;
         self.check_gtd(nand)?;
         self.check_flash_copy()
     }
@@ -67,7 +75,9 @@ impl DemandFtl {
     fn check_flash_copy(&self) -> Result<(), String> {
         let ept = self.sizing.entries_per_tpage;
         for lpn in 0..self.map.len() {
-            if self.cache.state(lpn) == Some(true) {
+            if self.cache.state(lpn) == Some(true)
+                || self.gc_uncached.iter().any(|moved| moved.contains(&lpn))
+            {
                 continue;
             }
             let tvpn = lpn / ept;

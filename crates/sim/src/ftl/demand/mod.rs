@@ -62,7 +62,7 @@ use super::{CallTarget, CpuActivity, Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::flash::{Cause, CmdId};
 use crate::host::{Op, SubId, SubRequest};
-use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, UnitAddr};
+use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, Ppn, UnitAddr};
 use crate::SimError;
 
 /// Registry entry of DFTL.
@@ -98,6 +98,8 @@ const TAG_BACKGROUND_GC: u64 = 2;
 const TAG_LOAD: u64 = 3;
 /// A wake-up (not a flash completion): the idle write-back timer.
 const TAG_IDLE: u64 = 4;
+/// A GC read of a victim page.
+const TAG_GC_READ: u64 = 5;
 
 fn token(tag: u64, index: u64) -> u64 {
     (tag << TAG_SHIFT) | index
@@ -114,6 +116,8 @@ struct Frontier {
     filled: u32,
     host_units: u32,
     deps: Vec<CmdId>,
+    /// GC frontiers: the source slot of each copy in the page (`UNMAPPED` elsewhere).
+    sources: Vec<UnitAddr>,
 }
 
 /// A data program in flight.
@@ -123,6 +127,8 @@ struct ProgramRecord {
     erase_count: u32,
     host_units: u32,
     seq: u64,
+    /// The GC copies of the page ([`gc::CopyPage`] index), `NIL` if none.
+    copies: u32,
 }
 
 /// Counters of the map cache (reported in the standard `map_cache` section, so not
@@ -232,6 +238,24 @@ pub struct DemandFtl {
     host_submits: u64,
     /// The idle period (by `host_submits`) whose write-back timer is armed.
     idle_armed_at: Option<u64>,
+    /// The data victim being collected on each die.
+    victims: Vec<Vec<gc::Victim>>,
+    /// Victim page reads in flight (indexed by their tokens) and the free indices.
+    gc_reads: Vec<gc::GcRead>,
+    free_gc_reads: Vec<u32>,
+    /// Programmed GC pages awaiting their CondUpdates (reused entries) and the free ones.
+    copy_pages: Vec<gc::CopyPage>,
+    free_copy_pages: Vec<u32>,
+    /// Host writes waiting for a free block (foreground GC under way), with whether they
+    /// were looked up already, and an empty queue swapped in while they are retried.
+    stalled: VecDeque<(SubRequest, bool)>,
+    stalled_spare: VecDeque<(SubRequest, bool)>,
+    /// A stalled write that was looked up is being placed (its entry may be evicted).
+    placing_stalled: bool,
+    /// Per die: entries its victim moved while not cached, written back when it is erased.
+    gc_uncached: Vec<Vec<u32>>,
+    /// Per die: foreground victims started since its host frontier last opened a block.
+    fruitless_victims: Vec<u32>,
     stats: DemandStats,
 }
 
@@ -298,6 +322,7 @@ impl DemandFtl {
             filled: 0,
             host_units: 0,
             deps: Vec::new(),
+            sources: vec![UNMAPPED; upp as usize],
         };
         let ept = sizing.entries_per_tpage as usize;
         let flash_copy = (0..sizing.translation_pages)
@@ -348,6 +373,16 @@ impl DemandFtl {
             in_translation_gc: false,
             host_submits: 0,
             idle_armed_at: None,
+            victims: vec![Vec::new(); layout.dies() as usize],
+            gc_reads: Vec::new(),
+            free_gc_reads: Vec::new(),
+            copy_pages: Vec::new(),
+            free_copy_pages: Vec::new(),
+            stalled: VecDeque::new(),
+            stalled_spare: VecDeque::new(),
+            placing_stalled: false,
+            gc_uncached: vec![Vec::new(); layout.dies() as usize],
+            fruitless_victims: vec![0; layout.dies() as usize],
             stats: DemandStats::default(),
             sizing,
             cfg,
@@ -578,10 +613,17 @@ impl DemandFtl {
         result
     }
 
-    /// Caches an entry, writing back what the policy evicts.
+    /// Caches an entry, writing back what the policy evicts; an entry GC moved while not
+    /// cached (its translation page not yet written back) is cached dirty.
     fn install(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<(), SimError> {
         let mut out = std::mem::take(&mut self.write_backs);
         self.cache.install(lpn, &mut out);
+        for moved in &mut self.gc_uncached {
+            if let Some(i) = moved.iter().position(|&l| l == lpn) {
+                moved.swap_remove(i);
+                self.cache.update(lpn);
+            }
+        }
         self.write_back_all(ctx, out)
     }
 
@@ -616,10 +658,20 @@ impl DemandFtl {
             return Ok(());
         }
         self.buffer_used += 1;
+        // A write looks its entry up once its die has room (or is about to, the race being
+        // settled in `accept_write`).
+        if !self.host_may_place(ctx)? {
+            self.stalled.push_back((*sub, false));
+            return Ok(());
+        }
         self.resolve(ctx, *sub)
     }
 
     fn accept_write(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        if !self.host_may_place(ctx)? {
+            self.stalled.push_back((*sub, true));
+            return Ok(());
+        }
         let spu = self.unit_sectors as usize;
         let lpn = self.lpn_of(sub)?;
         let s0 = (sub.first_sector - u64::from(lpn) * self.unit_sectors) as usize;
@@ -645,7 +697,17 @@ impl DemandFtl {
         let die = self.host_die();
         self.place(ctx, Stream::Host, die, lpn, self.units_written, dep)?;
         if !self.updated(ctx, lpn) {
-            return Err(self.bug(format!("host write of lpn {lpn} without its cached entry")));
+            if !self.placing_stalled {
+                return Err(self.bug(format!("host write of lpn {lpn} without its cached entry")));
+            }
+            // Looked up, then waited for a block while its entry was evicted: the new
+            // location goes to its translation page at once (as a TRIM's does).
+            let mut uncached = std::mem::take(&mut self.uncached);
+            uncached.clear();
+            uncached.push(lpn);
+            let result = self.write_back_uncached(ctx, &mut uncached);
+            self.uncached = uncached;
+            result?;
         }
         ctx.complete(sub.id);
         Ok(())
@@ -783,19 +845,20 @@ impl DemandFtl {
         Ok(())
     }
 
-    /// Opens a new block for a data stream on `die`, collecting garbage first for the host.
+    /// Opens a new block for a data stream on `die` (the host's once
+    /// [`Self::host_may_place`] allowed it).
     fn open_frontier(
         &mut self,
-        ctx: &mut FtlCtx<'_>,
+        _ctx: &mut FtlCtx<'_>,
         stream: Stream,
         die: u32,
     ) -> Result<(), SimError> {
-        if stream == Stream::Host {
-            self.ensure_free(ctx, die)?;
-        }
         let f = self.frontier_index(stream, die);
         if self.frontiers[f].open {
             return Ok(());
+        }
+        if stream == Stream::Host {
+            self.fruitless_victims[die as usize] = 0;
         }
         let plane = self.blocks.roomiest_plane(die);
         let block = self.blocks.open(plane, stream, 0).ok_or_else(|| {
@@ -815,11 +878,14 @@ impl DemandFtl {
     fn program_frontier(&mut self, ctx: &mut FtlCtx<'_>, f: usize) -> Result<(), SimError> {
         let fr = &self.frontiers[f];
         let ppn = self.layout.ppn(fr.block, fr.page);
+        let copies = self.take_copies(f, ppn);
+        let fr = &self.frontiers[f];
         let record = ProgramRecord {
             block: fr.block,
             erase_count: ctx.nand().block(fr.block).erase_count,
             host_units: fr.host_units,
             seq: self.program_base + self.program_done.len() as u64,
+            copies,
         };
         self.stats.padded_units += u64::from(self.upp - fr.filled);
         let cause = if f < self.layout.dies() as usize {
@@ -849,8 +915,62 @@ impl DemandFtl {
         if fr.page == self.layout.pages_per_block {
             fr.open = false;
             let b = fr.block;
-            self.blocks
-                .close(b, ctx.nand().block(b).valid_units, self.units_written);
+            if f < self.layout.dies() as usize {
+                self.blocks
+                    .close(b, ctx.nand().block(b).valid_units, self.units_written);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the source slots of a GC page's copies (if any) to a free [`gc::CopyPage`].
+    fn take_copies(&mut self, f: usize, ppn: Ppn) -> u32 {
+        let fr = &mut self.frontiers[f];
+        if fr.sources.iter().all(|&s| s == UNMAPPED) {
+            return NIL;
+        }
+        let index = match self.free_copy_pages.pop() {
+            Some(i) => i,
+            None => {
+                self.copy_pages.push(gc::CopyPage {
+                    ppn: NIL,
+                    sources: vec![UNMAPPED; self.upp as usize],
+                });
+                (self.copy_pages.len() - 1) as u32
+            }
+        };
+        let page = &mut self.copy_pages[index as usize];
+        page.ppn = ppn;
+        std::mem::swap(&mut page.sources, &mut fr.sources);
+        fr.sources.fill(UNMAPPED);
+        index
+    }
+
+    /// Appends a GC copy of the unit in slot `source` to the GC page of `die`, leaving the
+    /// map at `source` until the page's program completes (CondUpdate, [`gc`]).
+    fn append_copy(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        die: u32,
+        lpn: u32,
+        seq: u64,
+        source: UnitAddr,
+    ) -> Result<(), SimError> {
+        let f = self.frontier_index(Stream::Gc, die);
+        while !self.frontiers[f].open {
+            self.open_frontier(ctx, Stream::Gc, die)?;
+        }
+        let spu = self.unit_sectors as usize;
+        let fr = &mut self.frontiers[f];
+        let slot = fr.filled as usize;
+        fr.entries[slot] = OobEntry::new(lpn, seq, 0);
+        fr.sources[slot] = source;
+        if !fr.data.is_empty() {
+            fr.data[slot * spu..(slot + 1) * spu].copy_from_slice(&self.gc_data);
+        }
+        fr.filled += 1;
+        if fr.filled == self.upp {
+            self.program_frontier(ctx, f)?;
         }
         Ok(())
     }
@@ -875,6 +995,10 @@ impl DemandFtl {
         if ctx.nand().block(r.block).erase_count == r.erase_count {
             self.blocks.add_durable_page(r.block);
         }
+        if r.copies != NIL {
+            self.gc_program_done(ctx, r.copies, self.layout.die_of(r.block))?;
+        }
+        self.close_durable_gc_block(ctx, r.block);
         self.buffer_used -= u64::from(r.host_units);
         self.program_done[(r.seq - self.program_base) as usize] = true;
         while self.program_done.front() == Some(&true) {
@@ -931,6 +1055,7 @@ impl Ftl for DemandFtl {
             TAG_PROGRAM => self.program_completed(ctx, index as u32)?,
             TAG_BACKGROUND_GC => self.background_step_done(ctx, index as u32)?,
             TAG_LOAD => self.loaded(ctx, index as u32)?,
+            TAG_GC_READ => self.gc_read_done(ctx, index as u32)?,
             other => return Err(self.bug(format!("unknown completion tag {other}"))),
         }
         self.pace(ctx)

@@ -335,6 +335,16 @@ impl Blocks {
     /// Checks that bucket membership matches the valid counts and every block is accounted
     /// for exactly once; `valid` gives a block's valid units.
     pub fn check(&self, valid: impl Fn(BlockId) -> u32) -> Result<(), String> {
+        self.check_with_victims(valid, |_| false)
+    }
+
+    /// [`Blocks::check`] for an FTL whose GC spans handlers: a block in state `Victim` is
+    /// accepted (in no bucket) while `collecting(block)` says its collection is under way.
+    pub fn check_with_victims(
+        &self,
+        valid: impl Fn(BlockId) -> u32,
+        collecting: impl Fn(BlockId) -> bool,
+    ) -> Result<(), String> {
         let upb = self.units_per_block as usize + 1;
         let mut seen = vec![false; self.info.len()];
         for (slot, &head) in self.heads.iter().enumerate() {
@@ -372,7 +382,7 @@ impl Blocks {
         for (b, i) in self.info.iter().enumerate() {
             let ok = match i.state {
                 BlockState::Open { .. } => !seen[b],
-                BlockState::Victim => false,
+                BlockState::Victim => !seen[b] && collecting(b as BlockId),
                 _ => seen[b],
             };
             if !ok {

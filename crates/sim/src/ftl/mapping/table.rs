@@ -98,6 +98,19 @@ impl MapTable {
         layout: &Layout,
         unprogrammed: impl Fn(u32, UnitAddr) -> Result<(), String>,
     ) -> Result<(), String> {
+        self.check_with_pending(nand, layout, unprogrammed, |_| false)
+    }
+
+    /// [`MapTable::check`] for an FTL whose GC copies are mapped only once programmed
+    /// (CondUpdate): a valid slot nobody maps is accepted where `pending_copy(unit)` says it
+    /// is a copy awaiting its map update.
+    pub fn check_with_pending(
+        &self,
+        nand: &Nand,
+        layout: &Layout,
+        unprogrammed: impl Fn(u32, UnitAddr) -> Result<(), String>,
+        pending_copy: impl Fn(UnitAddr) -> bool,
+    ) -> Result<(), String> {
         for (lpn, &unit) in self.l2p.iter().enumerate() {
             if unit == UNMAPPED {
                 continue;
@@ -118,7 +131,7 @@ impl MapTable {
                     .oob(unit)
                     .lpn()
                     .ok_or("valid slot without a logical unit")?;
-                if self.l2p.get(lpn as usize) != Some(&unit) {
+                if self.l2p.get(lpn as usize) != Some(&unit) && !pending_copy(unit) {
                     return Err(format!(
                         "slot {unit} is valid for unit {lpn}, but L2P maps that unit to {:?}",
                         self.l2p.get(lpn as usize)
