@@ -19,10 +19,16 @@
 //! - **Idle write-back** ([`idle`]): once the host has been idle for `ftl.idle_write_back_ns`
 //!   every dirty entry is written back, so a pause (and the end of preconditioning) leaves
 //!   the cache clean.
-//! - **Data GC** (per die, greedy / cost-benefit / FIFO, foreground and background) moves valid
-//!   units in one handler; a moved unit whose entry is cached is marked dirty, the others are
-//!   written to their translation pages at once, one write-back per translation page (with
-//!   the cache's dirty entries of that page: a batch update).
+//! - **Data GC** ([`gc`]; per die, greedy / cost-benefit / FIFO, foreground and background)
+//!   reads each victim page holding valid units (timed, `Cause::Gc`), programs the copies to
+//!   the die's GC frontier and updates their entries when the program completes, with
+//!   CondUpdate (fmmu.txt 4.1): only if the entry still names the old slot, else a host write
+//!   won, the copy is dropped and `cond_updates_lost` counts it. A moved entry that is cached
+//!   is marked dirty, the others are written to their translation pages when the victim is
+//!   erased (one write-back per translation page, with the cache's dirty entries of that
+//!   page: a batch update); the victim is erased once every copy is durable and resolved.
+//!   Host writes needing a block on a die at the foreground watermark wait, queued and not
+//!   acknowledged, until its GC erased one.
 //! - **Translation GC**: when closed translation blocks exceed twice what the translation pages
 //!   fill plus one, the one with the fewest valid pages has them copied and is erased.
 //! - **Functional reference**: the core keeps every entry's value in a full host map (the
@@ -33,9 +39,8 @@
 //!   charged per handler (`exec_time = "paper"`), or zero (`"ideal"`, fmmu.txt 5.3: "the FTL
 //!   execution time is set to zero"): the same cache, misses and translation traffic.
 //!
-//! Not yet: GC copies whose map update waits for a translation read (CondUpdate racing host
-//! updates; here GC updates are synchronous so no race exists), partial-unit writes larger
-//! than one unit per sub-request, multi-plane programs and copyback.
+//! Not yet: partial-unit writes larger than one unit per sub-request, multi-plane programs and
+//! copyback.
 
 pub mod cache;
 mod check;
