@@ -164,36 +164,11 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
 }
 
 fn fmmu(a: &FmmuArgs) -> i32 {
-    use flashlab_sim::experiment::fmmu_study::{
-        csv, exec_time_table, scheme_labels, table, FmmuStudy, PARTS, SCHEMES, SYNTHETIC,
-    };
+    use flashlab_sim::experiment::fmmu_study::{csv, exec_time_table, table, FmmuStudy, PARTS};
     if let Some(bad) = a.parts.iter().find(|p| !PARTS.contains(&p.as_str())) {
         eprintln!(
             "error: --parts: `{bad}` is not a part (allowed: {})",
             PARTS.join(", ")
-        );
-        return EXIT_INPUT;
-    }
-    if let Some(bad) = a
-        .schemes
-        .iter()
-        .find(|l| !SCHEMES.iter().any(|s| s.label == l.as_str()))
-    {
-        eprintln!(
-            "error: --schemes: `{bad}` is not a scheme (allowed: {})",
-            scheme_labels()
-        );
-        return EXIT_INPUT;
-    }
-    if let Some(bad) = a
-        .synthetic
-        .iter()
-        .find(|w| !SYNTHETIC.iter().any(|s| s.0 == w.as_str()))
-    {
-        let names: Vec<&str> = SYNTHETIC.iter().map(|s| s.0).collect();
-        eprintln!(
-            "error: --synthetic: `{bad}` is not a synthetic workload (allowed: {})",
-            names.join(", ")
         );
         return EXIT_INPUT;
     }
@@ -210,6 +185,10 @@ fn fmmu(a: &FmmuArgs) -> i32 {
         seed: a.seed,
         ..base
     };
+    // Bad scheme or workload names are refused before the output directory is made.
+    if let Err(e) = study.selected_schemes() {
+        return fail(&e);
+    }
     let results = match open_results(&a.out) {
         Ok(o) => o,
         Err(code) => return code,
