@@ -258,6 +258,7 @@ def test_demand_ftl_details_match_their_documentation() -> None:
         },
     )
     check_against_section(report, "Demand-paged FTL fields", "ftl_details")
+    check_against_section(report, "Map unit queue fields", "utilisation.map_unit_queues")
     assert report["ftl_details"]["translation_dies"] == 128
 
 

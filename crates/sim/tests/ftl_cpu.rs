@@ -8,7 +8,9 @@ use std::rc::Rc;
 
 use flashlab_sim::engine::{CommitOrder, CompletedRequest};
 use flashlab_sim::flash::Cause;
-use flashlab_sim::ftl::{CallTarget, CpuActivity, Ftl, FtlCtx, Issue};
+use flashlab_sim::ftl::{
+    CallTarget, CpuActivity, Ftl, FtlCtx, Issue, MapQueue, MapUnitArbiter, QueueWeights,
+};
 use flashlab_sim::host::{Op, Request, SubRequest};
 use flashlab_sim::nand::{Nand, OobEntry};
 use flashlab_sim::{ExperimentConfig, SimError, Simulation};
@@ -24,6 +26,14 @@ struct Plan {
     submit_map_unit_ns: u64,
     /// CPU time of a flash completion's handler.
     flash_done_cpu_ns: u64,
+    /// Map-unit time of a flash completion's handler.
+    flash_done_map_unit_ns: u64,
+    /// The map unit's arbiter (default FIFO).
+    arbiter: Option<MapUnitArbiter>,
+    /// The map-unit queue of a flash completion's handler (default: the engine's).
+    flash_done_queue: Option<MapQueue>,
+    /// (host, GC) request weights each submit sets.
+    request_weights: Option<(u32, u32)>,
     /// The first submit also erases block 0 with a callback.
     erase_on_first_submit: bool,
     /// Submits of unit `lpn` run on core `lpn % cores`.
@@ -65,6 +75,9 @@ impl Ftl for TestFtl {
             ctx.charge_cpu_for(CpuActivity::Update, update);
         }
         ctx.charge_map_unit(self.plan.submit_map_unit_ns);
+        if let Some((host, gc)) = self.plan.request_weights {
+            ctx.set_request_weights(host, gc);
+        }
         if self.plan.erase_on_first_submit && self.submits == 0 {
             ctx.erase(0, Issue::new(Cause::Gc).token(1))?;
         }
@@ -80,6 +93,10 @@ impl Ftl for TestFtl {
     fn flash_done(&mut self, ctx: &mut FtlCtx<'_>, token: u64) -> Result<(), SimError> {
         self.log.borrow_mut().push(("flash_done", ctx.now(), token));
         ctx.charge_cpu_for(CpuActivity::Gc, self.plan.flash_done_cpu_ns);
+        if let Some(queue) = self.plan.flash_done_queue {
+            ctx.set_map_queue(queue);
+        }
+        ctx.charge_map_unit(self.plan.flash_done_map_unit_ns);
         Ok(())
     }
     fn check_invariants(&self, _nand: &Nand) -> Result<(), String> {
@@ -95,6 +112,9 @@ impl Ftl for TestFtl {
             }
             _ => None,
         }
+    }
+    fn map_unit_arbiter(&self) -> MapUnitArbiter {
+        self.plan.arbiter.unwrap_or(MapUnitArbiter::Fifo)
     }
 }
 
@@ -257,6 +277,79 @@ fn map_unit_serves_handlers_one_at_a_time_after_their_cpu_time() {
     };
     let mut run = simulation(2, plan, &[]);
     assert_eq!(complete_reads(&mut run, &[0, 1]), [(0, 3_000), (1, 4_000)]);
+}
+
+/// 48 reads at once on one core, 1 us of map unit per submit (a host request) and per
+/// completion of the program each submit issues (a response, unless `plan` names another
+/// queue): the map unit's report section.
+fn map_unit_queues(arbiter: MapUnitArbiter, plan: Plan) -> serde_json::Value {
+    let plan = Plan {
+        submit_map_unit_ns: 1_000,
+        flash_done_map_unit_ns: 1_000,
+        program_page_per_unit: true,
+        arbiter: Some(arbiter),
+        ..plan
+    };
+    let mut run = simulation(1, plan, &[]);
+    let lpns: Vec<u64> = (0..48).collect();
+    assert_eq!(complete_reads(&mut run, &lpns).len(), 48);
+    let report = flashlab_sim::stats::build_report(&run.sim, serde_json::Value::Null).to_json();
+    report["utilisation"]["map_unit_queues"].clone()
+}
+
+#[test]
+fn weighted_round_robin_serves_responses_ahead_of_queued_requests() {
+    // FIFO: each program's completion waits behind the submits queued before it. Weighted
+    // round robin (fmmu.txt 4.6) with responses weighing 4 and host requests 1 serves a
+    // completion after at most the job running and one host request.
+    let fifo = map_unit_queues(MapUnitArbiter::Fifo, Plan::default());
+    let wrr = map_unit_queues(wrr(1, 1, 4), Plan::default());
+    for q in [&fifo, &wrr] {
+        assert_eq!(q["host_request"]["jobs"], 48);
+        assert_eq!(q["response"]["jobs"], 48);
+        assert_eq!(q["gc_request"]["jobs"], 0);
+        assert_eq!(q["response"]["busy_ns"], 48_000);
+    }
+    let wait = |q: &serde_json::Value, key: &str| q[key]["mean_wait_ns"].as_f64().unwrap();
+    assert!(
+        wait(&fifo, "response") > 10_000.0,
+        "FIFO: completions queue behind submits: {fifo}"
+    );
+    assert!(
+        wait(&wrr, "response") <= 2_000.0,
+        "WRR: a completion waits for at most two jobs: {wrr}"
+    );
+    assert!(wait(&wrr, "host_request") > wait(&fifo, "host_request"));
+}
+
+fn wrr(host_request: u32, gc_request: u32, response: u32) -> MapUnitArbiter {
+    MapUnitArbiter::WeightedRoundRobin(QueueWeights {
+        host_request,
+        gc_request,
+        response,
+    })
+}
+
+#[test]
+fn the_ftl_routes_work_to_the_gc_queue_and_sets_its_weight() {
+    // The completions go to the GC request queue; the submits set the host and GC weights,
+    // overriding the arbiter's initial (1, 1): GC waits less the more it weighs.
+    let gc_wait = |host: u32, gc: u32| {
+        let plan = Plan {
+            flash_done_queue: Some(MapQueue::GcRequest),
+            request_weights: Some((host, gc)),
+            ..Plan::default()
+        };
+        let q = map_unit_queues(wrr(1, 1, 1), plan);
+        assert_eq!(q["gc_request"]["jobs"], 48);
+        assert_eq!(q["response"]["jobs"], 0);
+        q["gc_request"]["mean_wait_ns"].as_f64().unwrap()
+    };
+    let (favoured, even, starved) = (gc_wait(1, 4), gc_wait(1, 1), gc_wait(4, 1));
+    assert!(
+        favoured < even && even < starved,
+        "GC mean wait with GC weighing 4, 1 and 1/4 of host: {favoured} {even} {starved}"
+    );
 }
 
 #[test]

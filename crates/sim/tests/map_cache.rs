@@ -136,3 +136,51 @@ fn entries_per_flush_counts_the_dirty_entries_written_back() {
         assert_eq!(mc.entries_per_flush, 1.0, "{ftl}: {mc:?}");
     }
 }
+
+/// FMMU's map unit under random writes with GC (fmmu.txt 4.6): host lookups and updates wait
+/// in the host request queue, translation loads' completions in the response queue, GC's
+/// CondUpdates in the GC request queue, whichever arbiter; FTLs on cores have no map unit.
+#[test]
+fn fmmu_map_unit_work_is_split_by_queue() {
+    for (ftl, arbiter) in [("fmmu", "wrr"), ("fmmu", "fifo"), ("dftl", "wrr")] {
+        let arbiter = format!("ftl.map_unit_arbiter=\"{arbiter}\"");
+        let mut cfg = config(
+            ftl,
+            &["run.precondition=0.9", "ftl.cmt_bytes=1024", &arbiter],
+        );
+        cfg.workload = parse_spec("randwrite:bs=4k,count=4000,qd=32").unwrap();
+        let report = run_experiment(&cfg, &mut |_| {})
+            .unwrap_or_else(|e| panic!("{ftl} {arbiter}: {e}"))
+            .to_json();
+        let queues = &report["utilisation"]["map_unit_queues"];
+        if ftl == "dftl" {
+            assert!(queues.is_null(), "dftl runs on the cores: {queues}");
+            continue;
+        }
+        assert!(
+            report["gc"]["gc_units_moved"].as_u64() > Some(0),
+            "GC copied units"
+        );
+        for queue in ["host_request", "gc_request", "response"] {
+            let q = &queues[queue];
+            assert!(q["jobs"].as_u64() > Some(0), "{arbiter} {queue}: {queues}");
+            assert!(q["busy_ns"].as_u64() >= q["jobs"].as_u64(), "{queues}");
+        }
+        let busy = |queue: &str| queues[queue]["busy_ns"].as_u64().unwrap();
+        let update_ns = report["ftl_details"]["exec_time"]["update_ns"]
+            .as_u64()
+            .unwrap();
+        // Each write's lookup and update: a host request, or a response when a translation
+        // load released it.
+        assert!(
+            busy("host_request") + busy("response") >= 4000 * 2 * update_ns,
+            "{queues}"
+        );
+        let moved = report["gc"]["gc_units_moved"].as_u64().unwrap();
+        let lost = report["map_cache"]["cond_updates_lost"].as_u64().unwrap();
+        assert!(
+            busy("gc_request") >= (moved - lost) * update_ns,
+            "one CondUpdate per copy kept: {queues}"
+        );
+    }
+}

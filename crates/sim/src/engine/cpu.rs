@@ -1,5 +1,6 @@
-//! The FTL CPU: which waiting FTL handler call runs next and on which core, the hardware map
-//! unit beside the cores, and the busy time of each (per core, per [`CpuActivity`], map unit).
+//! The FTL CPU: which waiting FTL handler call runs next and on which core, and the busy time
+//! of each core and [`CpuActivity`] (the hardware map unit beside the cores is
+//! `map_unit.rs`).
 //!
 //! Order of calls (documented in ARCHITECTURE.md, "FTL CPU"):
 //! - two priority classes: flash completions and wake-ups (`Urgent`) run before new host
@@ -30,7 +31,7 @@ const CLASSES: [Class; 2] = [Class::Urgent, Class::Normal];
 /// Queued calls of one class: (arrival order, call).
 type Queue<C> = VecDeque<(u64, C)>;
 
-/// Cores, waiting calls and the map unit of one simulated FTL CPU.
+/// Cores and waiting calls of one simulated FTL CPU.
 #[derive(Debug)]
 pub(crate) struct FtlCpu<C> {
     busy: Vec<bool>,
@@ -44,8 +45,6 @@ pub(crate) struct FtlCpu<C> {
     next_seq: u64,
     core_busy_ns: Vec<u64>,
     activity_ns: [u64; 5],
-    map_unit_free_at: u64,
-    map_unit_busy_ns: u64,
 }
 
 impl<C: Copy> FtlCpu<C> {
@@ -62,8 +61,6 @@ impl<C: Copy> FtlCpu<C> {
             next_seq: 0,
             core_busy_ns: vec![0; cores],
             activity_ns: [0; 5],
-            map_unit_free_at: 0,
-            map_unit_busy_ns: 0,
         }
     }
 
@@ -159,19 +156,6 @@ impl<C: Copy> FtlCpu<C> {
         self.free += 1;
     }
 
-    /// Runs `ns` on the map unit once `ready_ns` (the end of the handler's CPU time) has come
-    /// and the unit has finished the work given before; returns when it ends (`ready_ns` when
-    /// `ns` is 0).
-    pub fn map_unit(&mut self, ready_ns: u64, ns: u64) -> u64 {
-        if ns == 0 {
-            return ready_ns;
-        }
-        let start = ready_ns.max(self.map_unit_free_at);
-        self.map_unit_free_at = start + ns;
-        self.map_unit_busy_ns += ns;
-        self.map_unit_free_at
-    }
-
     /// CPU time charged on each core since the last reset.
     pub fn core_busy_ns(&self) -> &[u64] {
         &self.core_busy_ns
@@ -187,15 +171,10 @@ impl<C: Copy> FtlCpu<C> {
         self.activity_ns.iter().sum()
     }
 
-    pub fn map_unit_busy_ns(&self) -> u64 {
-        self.map_unit_busy_ns
-    }
-
     /// Clears the busy times (at the start of a measurement).
     pub fn reset_counters(&mut self) {
         self.core_busy_ns.iter_mut().for_each(|b| *b = 0);
         self.activity_ns = [0; 5];
-        self.map_unit_busy_ns = 0;
     }
 }
 
@@ -252,23 +231,5 @@ mod tests {
         assert_eq!(cpu.activity_busy_ns(CpuActivity::Other), 3);
         assert_eq!(cpu.busy_ns(), 130);
         assert_eq!(cpu.occupy(0, &[0; 5]), 0);
-    }
-
-    #[test]
-    fn map_unit_serves_one_handler_at_a_time() {
-        let mut cpu = cpu_with(4);
-        assert_eq!(cpu.map_unit(0, 1000), 1000);
-        assert_eq!(cpu.map_unit(0, 1000), 2000);
-        assert_eq!(
-            cpu.map_unit(5000, 1000),
-            6000,
-            "starts when its CPU time ended"
-        );
-        assert_eq!(
-            cpu.map_unit(5500, 0),
-            5500,
-            "no map-unit time: ready at once"
-        );
-        assert_eq!(cpu.map_unit_busy_ns(), 3000);
     }
 }

@@ -22,6 +22,11 @@ pub enum Event {
     CoreFree { core: u32 },
     /// The effects of an FTL handler (kept in `batch`) take effect.
     Commit { batch: u32 },
+    /// A handler's CPU time ended: its map-unit work (kept in the engine's side table at
+    /// `job`) joins its map-unit queue.
+    MapUnitReady { job: u32 },
+    /// The map unit finished a handler's work: its effects (kept in `batch`) take effect.
+    MapUnitDone { batch: u32 },
     /// A wake-up the FTL asked for (its token is kept in the queue's side table, so events
     /// stay 8 bytes).
     Wakeup { slot: u32 },

@@ -18,6 +18,7 @@
 
 mod cpu;
 pub mod events;
+mod map_unit;
 mod precondition;
 mod slab;
 
@@ -31,7 +32,7 @@ pub use precondition::{PreconditionProgress, PreconditionSummary};
 use crate::config::{ExperimentConfig, MAX_SIMULATED_NS};
 use crate::flash::{CmdId, Completion, FlashScheduler, NIL};
 use crate::ftl::merge::MergeStats;
-use crate::ftl::{registry, CallTarget, CpuActivity, Effect, Ftl, FtlCounters, FtlCtx};
+use crate::ftl::{registry, CallTarget, CpuActivity, Effect, Ftl, FtlCounters, FtlCtx, MapQueue};
 use crate::host::link::Dir;
 use crate::host::{chop, Link, Op, OverlapTracker, Request, SubId, SubRequest};
 use crate::nand::{Layout, Nand};
@@ -42,6 +43,8 @@ use crate::workload::{LoopMode, RequestSource};
 use crate::SimError;
 use cpu::{Class, FtlCpu};
 use events::{Event, EventQueue};
+pub use map_unit::QueueStats as MapQueueStats;
+use map_unit::{Job, MapUnit};
 use slab::Slab;
 
 /// Stream of the seed given to the FTL's random numbers.
@@ -158,8 +161,14 @@ pub struct Simulation {
     order: OverlapTracker,
     reqs: Slab<ReqState>,
     subs: Slab<SubState>,
-    /// FTL calls waiting for a core, the cores and the map unit.
+    /// FTL calls waiting for a core, and the cores.
     cpu: FtlCpu<Call>,
+    /// The FTL's hardware map unit and its queues.
+    map_unit: MapUnit,
+    /// Map-unit work whose handler's CPU time has not ended yet (arbitrated map unit).
+    map_unit_arrivals: Slab<(MapQueue, Job)>,
+    /// Arbitrated map unit: parts of each parked batch (indexed like `batches`) still to run.
+    map_unit_parts_left: Vec<u8>,
     effects: Vec<Effect>,
     /// Effects of handlers whose time has not run yet, one batch per handler.
     batches: Slab<Vec<Effect>>,
@@ -223,6 +232,7 @@ impl Simulation {
         )
         .with_rules(&device.nand);
         let functional = cfg.run.functional_only;
+        let map_unit = MapUnit::new(ftl.map_unit_arbiter());
         let mut flash = FlashScheduler::new(layout, device.timing.clone(), functional);
         flash.set_program_order(device.nand.program_order);
         flash.report_programs(cfg.run.verify);
@@ -251,6 +261,9 @@ impl Simulation {
             reqs: Slab::default(),
             subs: Slab::default(),
             cpu: FtlCpu::new(cfg.cpu.cores),
+            map_unit,
+            map_unit_arrivals: Slab::default(),
+            map_unit_parts_left: Vec::new(),
             effects: Vec::new(),
             batches: Slab::default(),
             spare_batches: Vec::new(),
@@ -336,7 +349,11 @@ impl Simulation {
     }
     /// Time of the FTL's hardware map unit since the measurement started.
     pub fn map_unit_busy_ns(&self) -> u64 {
-        self.cpu.map_unit_busy_ns()
+        self.map_unit.busy_ns()
+    }
+    /// Work and waiting of one map-unit queue since the measurement started.
+    pub fn map_queue_stats(&self, queue: MapQueue) -> MapQueueStats {
+        self.map_unit.queue_stats(queue)
     }
     /// When FTL handler effects take effect (see [`CommitOrder`]); for measuring the bias of
     /// in-order commit.
@@ -369,6 +386,7 @@ impl Simulation {
         self.ftl.reset_counters(self.now);
         self.link.reset_counters();
         self.cpu.reset_counters();
+        self.map_unit.reset_counters();
         self.measure_start_ns = self.now;
     }
 
@@ -921,7 +939,12 @@ impl Simulation {
             rng: &mut self.rng,
             cpu_ns: 0,
             cpu_by_activity: [0; 5],
-            map_unit_ns: 0,
+            map_unit_ns: [0; 3],
+            map_queue: match call {
+                Call::Submit(_) | Call::Idle => MapQueue::HostRequest,
+                Call::FlashDone(_) | Call::Wakeup(_) => MapQueue::Response,
+            },
+            request_weights: None,
             host_outstanding: self.order.len(),
             sector_bytes: self.sector_bytes as u32,
         };
@@ -935,25 +958,23 @@ impl Simulation {
             Call::Idle => self.ftl.idle(&mut ctx),
         };
         let (by_activity, unit_ns) = if self.functional {
-            ([0; 5], 0)
+            ([0; 5], [0; 3])
         } else {
             (ctx.cpu_by_activity, ctx.map_unit_ns)
         };
+        if let Some((host, gc)) = ctx.request_weights {
+            self.map_unit.set_request_weights(host, gc);
+        }
         result?;
         let cpu_end = self.now + self.cpu.occupy(core, &by_activity);
-        let ready = self.cpu.map_unit(cpu_end, unit_ns);
-        let commit_at = match self.commit_order {
-            CommitOrder::OwnEnd => ready,
-            CommitOrder::InOrder => ready.max(self.last_commit_ns),
-        };
-        self.last_commit_ns = self.last_commit_ns.max(commit_at);
-        let in_order_wait = self.commit_order == CommitOrder::InOrder && self.pending_commits > 0;
-        if commit_at == self.now && !in_order_wait {
-            for &effect in &effects {
-                self.apply(effect)?;
-            }
+        let has_unit_work = unit_ns.iter().any(|&ns| ns > 0);
+        if has_unit_work
+            && self.map_unit.is_arbitrated()
+            && self.commit_order == CommitOrder::OwnEnd
+        {
+            self.queue_map_unit_parts(&mut effects, unit_ns, cpu_end);
         } else {
-            self.defer(&mut effects, commit_at)?;
+            self.commit_after_map_unit(&mut effects, unit_ns, cpu_end)?;
         }
         if cpu_end > self.now {
             // After the commit event: effects due when the core frees apply before the core's
@@ -964,23 +985,91 @@ impl Simulation {
         Ok(())
     }
 
-    /// Keeps a handler's effects until `commit_at`. Attachments apply at once: they only hold
-    /// a sub-request open until its command completes, which cannot happen before the
-    /// command is released, so a later handler's commit cannot complete it early.
-    fn defer(&mut self, effects: &mut Vec<Effect>, commit_at: u64) -> Result<(), SimError> {
+    /// Applies a handler's effects once its CPU time and then its map-unit time (reserved in
+    /// handler order) have run, or at once if both are zero.
+    fn commit_after_map_unit(
+        &mut self,
+        effects: &mut Vec<Effect>,
+        unit_ns: [u64; 3],
+        cpu_end: u64,
+    ) -> Result<(), SimError> {
+        let ready = self.map_unit.reserve(cpu_end, unit_ns);
+        let commit_at = match self.commit_order {
+            CommitOrder::OwnEnd => ready,
+            CommitOrder::InOrder => ready.max(self.last_commit_ns),
+        };
+        self.last_commit_ns = self.last_commit_ns.max(commit_at);
+        let in_order_wait = self.commit_order == CommitOrder::InOrder && self.pending_commits > 0;
+        if commit_at == self.now && !in_order_wait {
+            for &effect in effects.iter() {
+                self.apply(effect)?;
+            }
+            effects.clear();
+        } else {
+            let slot = self.park(effects);
+            self.events
+                .schedule(commit_at, Event::Commit { batch: slot });
+        }
+        Ok(())
+    }
+
+    /// Keeps a handler's effects in a batch until its time has run (then [`Self::commit`]).
+    /// Attachments apply at once: they only hold a sub-request open until its command
+    /// completes, which cannot happen before the command is released, so a later handler's
+    /// commit cannot complete it early.
+    fn park(&mut self, effects: &mut Vec<Effect>) -> u32 {
         let mut batch = self.spare_batches.pop().unwrap_or_default();
         for &effect in effects.iter() {
             match effect {
-                Effect::Attach(_) => self.apply(effect)?,
+                Effect::Attach(sub) => self.subs.get_mut(sub).pending_cmds += 1,
                 _ => batch.push(effect),
             }
         }
         effects.clear();
-        let slot = self.batches.insert(batch);
         self.pending_commits += 1;
-        self.events
-            .schedule(commit_at, Event::Commit { batch: slot });
-        Ok(())
+        self.batches.insert(batch)
+    }
+
+    /// Arbitrated map unit: each queue's part of a handler's map-unit work (`unit_ns`, per
+    /// [`MapQueue`]) waits in its queue from `cpu_end`; the effects take effect once every
+    /// part has run.
+    fn queue_map_unit_parts(&mut self, effects: &mut Vec<Effect>, unit_ns: [u64; 3], cpu_end: u64) {
+        let batch = self.park(effects);
+        let slot = batch as usize;
+        if self.map_unit_parts_left.len() <= slot {
+            self.map_unit_parts_left.resize(slot + 1, 0);
+        }
+        self.map_unit_parts_left[slot] = unit_ns.iter().filter(|&&ns| ns > 0).count() as u8;
+        for queue in MapQueue::ALL {
+            let ns = unit_ns[queue as usize];
+            if ns > 0 {
+                let job = Job {
+                    batch,
+                    ns,
+                    ready_ns: cpu_end,
+                };
+                self.map_unit_arrive(queue, job);
+            }
+        }
+    }
+
+    /// Arbitrated map unit: `job` joins `queue` when its handler's CPU time ends.
+    fn map_unit_arrive(&mut self, queue: MapQueue, job: Job) {
+        if job.ready_ns > self.now {
+            let slot = self.map_unit_arrivals.insert((queue, job));
+            self.events
+                .schedule(job.ready_ns, Event::MapUnitReady { job: slot });
+        } else {
+            self.map_unit.enqueue(queue, job);
+            self.start_map_unit();
+        }
+    }
+
+    /// Arbitrated map unit: if it is idle, the arbiter's next pick starts now.
+    fn start_map_unit(&mut self) {
+        if let Some((batch, end)) = self.map_unit.start_next(self.now) {
+            self.events.schedule(end, Event::MapUnitDone { batch });
+        }
     }
 
     fn apply(&mut self, effect: Effect) -> Result<(), SimError> {
@@ -1051,6 +1140,24 @@ impl Simulation {
                 Ok(())
             }
             Event::Commit { batch } => self.commit(batch),
+            Event::MapUnitReady { job } => {
+                let (queue, job_) = *self.map_unit_arrivals.get(job);
+                self.map_unit_arrivals.remove(job);
+                self.map_unit_arrive(queue, job_);
+                Ok(())
+            }
+            Event::MapUnitDone { batch } => {
+                self.map_unit.finished();
+                let left = &mut self.map_unit_parts_left[batch as usize];
+                *left -= 1;
+                let result = if *left == 0 {
+                    self.commit(batch)
+                } else {
+                    Ok(())
+                };
+                self.start_map_unit();
+                result
+            }
             Event::Wakeup { slot } => {
                 let token = self.events.take_wakeup(slot);
                 self.push_call(Call::Wakeup(token))

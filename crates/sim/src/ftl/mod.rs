@@ -95,6 +95,11 @@ pub trait Ftl {
     fn core_for(&self, _call: CallTarget<'_>, _cores: u32) -> Option<u32> {
         None
     }
+    /// How the hardware map unit (FTLs that charge [`FtlCtx::charge_map_unit`]) picks its
+    /// next piece of work; read once when the simulation is built.
+    fn map_unit_arbiter(&self) -> MapUnitArbiter {
+        MapUnitArbiter::Fifo
+    }
 }
 
 /// The FTL entry point a handler call is for (see [`Ftl::core_for`]).
@@ -104,6 +109,61 @@ pub enum CallTarget<'a> {
     FlashDone(u64),
     Wakeup(u64),
     Idle,
+}
+
+/// A queue of the hardware map unit (fmmu.txt 4.6, Fig. 9). A handler's map-unit work is
+/// charged to the queue it is for: a host submit or idle call starts charging the host
+/// request queue, a flash completion or wake-up the response queue, and the FTL switches
+/// ([`FtlCtx::set_map_queue`]) for work of another kind (GC's map updates, host requests
+/// resumed in a completion's handler). Each queue's part of a handler waits separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MapQueue {
+    HostRequest = 0,
+    GcRequest = 1,
+    Response = 2,
+}
+
+impl MapQueue {
+    pub const ALL: [MapQueue; 3] = [
+        MapQueue::HostRequest,
+        MapQueue::GcRequest,
+        MapQueue::Response,
+    ];
+    /// Report key.
+    pub fn name(self) -> &'static str {
+        match self {
+            MapQueue::HostRequest => "host_request",
+            MapQueue::GcRequest => "gc_request",
+            MapQueue::Response => "response",
+        }
+    }
+}
+
+/// Weights of the map unit's queues for weighted round robin (at least 1 each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueWeights {
+    pub host_request: u32,
+    pub gc_request: u32,
+    pub response: u32,
+}
+
+impl QueueWeights {
+    pub fn of(&self, queue: MapQueue) -> u32 {
+        match queue {
+            MapQueue::HostRequest => self.host_request,
+            MapQueue::GcRequest => self.gc_request,
+            MapQueue::Response => self.response,
+        }
+    }
+}
+
+/// How the hardware map unit picks its next piece of work (see `engine/map_unit.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapUnitArbiter {
+    /// In the order the handlers ran.
+    Fifo,
+    /// Weighted round robin over the queues (fmmu.txt 4.6).
+    WeightedRoundRobin(QueueWeights),
 }
 
 /// What FTL CPU time is spent on; the report splits the FTL's busy time by it.
@@ -290,8 +350,13 @@ pub struct FtlCtx<'a> {
     pub(crate) cpu_ns: u64,
     /// CPU time of this call per [`CpuActivity`] (sums to `cpu_ns`).
     pub(crate) cpu_by_activity: [u64; 5],
-    /// Time of this call on the FTL's hardware map unit ([`FtlCtx::charge_map_unit`]).
-    pub(crate) map_unit_ns: u64,
+    /// Time of this call on the FTL's hardware map unit per [`MapQueue`]
+    /// ([`FtlCtx::charge_map_unit`]).
+    pub(crate) map_unit_ns: [u64; 3],
+    /// The map-unit queue [`FtlCtx::charge_map_unit`] charges now.
+    pub(crate) map_queue: MapQueue,
+    /// New (host, GC) request weights of the map unit's arbiter, if the FTL set them.
+    pub(crate) request_weights: Option<(u32, u32)>,
     pub(crate) host_outstanding: usize,
     pub(crate) sector_bytes: u32,
 }
@@ -342,11 +407,26 @@ impl<'a> FtlCtx<'a> {
         self.cpu_ns += ns;
         self.cpu_by_activity[activity as usize] += ns;
     }
-    /// Charges `ns` on the FTL's hardware map unit (FMMU, fmmu.txt section 4): one unit beside
-    /// the CPU cores that serves its work in order; the handler's effects take effect once
-    /// both its CPU time and its map-unit time have run.
+    /// Charges `ns` on the FTL's hardware map unit (FMMU, fmmu.txt section 4), as work of the
+    /// current map-unit queue ([`FtlCtx::set_map_queue`]): one unit beside the CPU cores that
+    /// serves its queues' work as its arbiter picks it ([`Ftl::map_unit_arbiter`]); the
+    /// handler's effects take effect once its CPU time and all its map-unit work have run.
     pub fn charge_map_unit(&mut self, ns: u64) {
-        self.map_unit_ns += ns;
+        self.map_unit_ns[self.map_queue as usize] += ns;
+    }
+    /// The map-unit queue the following [`FtlCtx::charge_map_unit`] calls charge (at the
+    /// start of a call: see [`MapQueue`]).
+    pub fn set_map_queue(&mut self, queue: MapQueue) {
+        self.map_queue = queue;
+    }
+    /// The map-unit queue [`FtlCtx::charge_map_unit`] charges now.
+    pub fn map_queue(&self) -> MapQueue {
+        self.map_queue
+    }
+    /// New weights of the map unit's host and GC request queues (weighted round robin only;
+    /// at least 1 each), from the next visit of each queue on.
+    pub fn set_request_weights(&mut self, host: u32, gc: u32) {
+        self.request_weights = Some((host, gc));
     }
     /// Asks for [`Ftl::wakeup`] with `token` at absolute time `at_ns` (not earlier than now).
     pub fn wake_at(&mut self, at_ns: u64, token: u64) {

@@ -8,7 +8,7 @@ use crate::engine::{PreconditionSummary, Simulation};
 use crate::flash::{Cause, OpKind};
 use crate::ftl::mapcache::MapCacheReport;
 use crate::ftl::merge::MergeReport;
-use crate::ftl::{CpuActivity, FtlCounters};
+use crate::ftl::{CpuActivity, FtlCounters, MapQueue};
 use crate::host::Op;
 use crate::stats::OpStats;
 
@@ -122,6 +122,25 @@ pub struct ActivitiesReport {
     pub other: ActivityBusy,
 }
 
+/// Work of one queue of the hardware map unit in the window (fmmu.txt 4.6).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MapQueueReport {
+    /// Handlers whose map-unit work was served.
+    pub jobs: u64,
+    /// Map-unit time they took.
+    pub busy_ns: u64,
+    /// Mean time they waited for the map unit after their CPU time ended.
+    pub mean_wait_ns: f64,
+}
+
+/// The map unit's queues (keys are [`MapQueue::name`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MapUnitQueuesReport {
+    pub host_request: MapQueueReport,
+    pub gc_request: MapQueueReport,
+    pub response: MapQueueReport,
+}
+
 /// Busy fractions of dies, channel buses, the FTL CPU (all cores, each core, each activity),
 /// the FTL's hardware map unit and the host link: the resources of fmmu.txt Fig. 12.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -136,6 +155,9 @@ pub struct UtilisationReport {
     /// Busy fraction of the hardware map unit; `None` (JSON null) when the FTL gave it no
     /// work in the window (FTLs without one).
     pub map_unit: Option<f64>,
+    /// Work and waiting of each map-unit queue; `None` (JSON null) when the map unit had no
+    /// work in the window.
+    pub map_unit_queues: Option<MapUnitQueuesReport>,
     pub host_link_down: f64,
     pub host_link_up: f64,
 }
@@ -336,6 +358,18 @@ fn utilisation_report(sim: &Simulation) -> UtilisationReport {
         }
     };
     let map_unit = sim.map_unit_busy_ns();
+    let queue = |q: MapQueue| {
+        let s = sim.map_queue_stats(q);
+        MapQueueReport {
+            jobs: s.jobs,
+            busy_ns: s.busy_ns,
+            mean_wait_ns: if s.jobs > 0 {
+                s.wait_ns as f64 / s.jobs as f64
+            } else {
+                0.0
+            },
+        }
+    };
     UtilisationReport {
         dies: utilisation(&sim.flash().die_busy_ns(end), window),
         channels: utilisation(&sim.flash().channel_busy_ns(), window),
@@ -349,6 +383,11 @@ fn utilisation_report(sim: &Simulation) -> UtilisationReport {
             other: activity(CpuActivity::Other),
         },
         map_unit: (map_unit > 0).then(|| frac(map_unit)),
+        map_unit_queues: (map_unit > 0).then(|| MapUnitQueuesReport {
+            host_request: queue(MapQueue::HostRequest),
+            gc_request: queue(MapQueue::GcRequest),
+            response: queue(MapQueue::Response),
+        }),
         host_link_down: frac(down),
         host_link_up: frac(up),
     }

@@ -15,6 +15,16 @@ pub enum ExecTimeModel {
     Ideal,
 }
 
+/// How FMMU's hardware map unit picks its next piece of work (fmmu.txt 4.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArbiterKind {
+    /// Weighted round robin over the response, host-request and GC-request queues.
+    Wrr,
+    /// In the order the handlers ran.
+    Fifo,
+}
+
 settings! {
     /// A demand-paged FTL (`[ftl]` with `name = "dftl"`).
     pub struct DemandConfig in "ftl" {
@@ -44,6 +54,12 @@ settings! {
         translation_dies: u32 = 0, unit "dies", range 0 ..= 1_000_000;
         /// Once the host has been idle this long, every dirty map entry is written back (batched per translation page); 0: never.
         idle_write_back_ns: u64 = 10_000_000, unit "ns", range 0 ..= 3_600_000_000_000;
+        /// fmmu: how the map unit picks its next work: "wrr" (weighted round robin over the response, host-request and GC-request queues, fmmu.txt 4.6) or "fifo" (handler order).
+        map_unit_arbiter: ArbiterKind = ArbiterKind::Wrr, unit "", choices "wrr | fifo";
+        /// fmmu, wrr: jobs of the response queue (flash completions: translation loads, data programs) per round.
+        wrr_response_weight: u32 = 8, unit "jobs", range 1 ..= 1024;
+        /// fmmu, wrr: jobs of the host and GC request queues together per round, split by the valid share of the last GC victim (at least 1 each).
+        wrr_request_weight: u32 = 8, unit "jobs", range 2 ..= 1024;
     }
 }
 

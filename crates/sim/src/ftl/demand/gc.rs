@@ -22,7 +22,8 @@
 use super::{token, DemandFtl, NIL, TAG_BACKGROUND_GC, TAG_GC_READ};
 use crate::flash::Cause;
 use crate::ftl::mapping::{BlockState, Stream, UNMAPPED};
-use crate::ftl::{FtlCtx, Issue};
+use crate::ftl::twolevel::victim_request_weights;
+use crate::ftl::{FtlCtx, Issue, MapQueue};
 use crate::nand::{BlockId, Ppn, UnitAddr};
 use crate::SimError;
 
@@ -151,6 +152,8 @@ impl DemandFtl {
             return Ok(false);
         }
         ctx.counters().record_victim(background);
+        let (host, gc) = self.request_weights(valid);
+        ctx.set_request_weights(host, gc);
         let mut reads = 0;
         for page in 0..self.layout.pages_per_block {
             let ppn = self.layout.ppn(victim, page);
@@ -173,6 +176,13 @@ impl DemandFtl {
         });
         self.erase_finished_victims(ctx, die)?;
         Ok(true)
+    }
+
+    /// Weights of the map unit's host and GC request queues while a victim with `valid`
+    /// valid units is collected ([`victim_request_weights`] of `wrr_request_weight`).
+    pub(super) fn request_weights(&self, valid: u32) -> (u32, u32) {
+        let units = self.layout.pages_per_block * self.upp;
+        victim_request_weights(self.cfg.wrr_request_weight, valid, units)
     }
 
     fn alloc_gc_read(&mut self, r: GcRead) -> u32 {
@@ -211,6 +221,7 @@ impl DemandFtl {
     ) -> Result<(), SimError> {
         let GcRead { die, ppn } = self.gc_reads[index as usize];
         self.free_gc_reads.push(index);
+        ctx.set_map_queue(MapQueue::GcRequest);
         let background = self.victim_of(die, ppn)?.background;
         let mut copied = 0;
         let upp = self.upp;
@@ -289,6 +300,7 @@ impl DemandFtl {
         index: u32,
         die: u32,
     ) -> Result<(), SimError> {
+        ctx.set_map_queue(MapQueue::GcRequest);
         let ppn = std::mem::replace(&mut self.copy_pages[index as usize].ppn, NIL);
         let sources = std::mem::take(&mut self.copy_pages[index as usize].sources);
         let result = self.cond_update_page(ctx, die, ppn, &sources);
@@ -390,6 +402,9 @@ impl DemandFtl {
         }
         let mut queue = std::mem::take(&mut self.stalled_spare);
         std::mem::swap(&mut queue, &mut self.stalled);
+        // The writes reach the map unit now, as host requests.
+        let map_queue = ctx.map_queue();
+        ctx.set_map_queue(MapQueue::HostRequest);
         let mut result = Ok(());
         while let Some((sub, looked_up)) = queue.pop_front() {
             result = if looked_up {
@@ -406,6 +421,38 @@ impl DemandFtl {
         }
         queue.clear();
         self.stalled_spare = queue;
+        ctx.set_map_queue(map_queue);
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::exec_time::Scheme;
+    use super::DemandFtl;
+    use crate::config::ExperimentConfig;
+
+    #[test]
+    fn request_weights_follow_the_victims_valid_share() {
+        let config = ExperimentConfig::with_sets(
+            "default",
+            &[
+                "ftl.name=\"fmmu\"",
+                "geometry.pages_per_block=16",
+                "geometry.page_bytes=4096",
+                "ftl.wrr_request_weight=8",
+            ],
+        )
+        .unwrap();
+        let fmmu = DemandFtl::two_level(&config, Scheme::Fmmu).unwrap();
+        // 16 units per block: (host, GC) = 8 split by valid / 16, at least 1 each.
+        let weights: Vec<_> = [0, 1, 4, 8, 12, 16, 99]
+            .iter()
+            .map(|&v| fmmu.request_weights(v))
+            .collect();
+        assert_eq!(
+            weights,
+            [(7, 1), (7, 1), (6, 2), (4, 4), (2, 6), (1, 7), (1, 7)]
+        );
     }
 }

@@ -54,7 +54,7 @@ pub mod twolevel_cache;
 use std::collections::VecDeque;
 
 use cache::{DftlCache, Lookup, MapCachePolicy, WriteBack};
-use config::{DemandConfig, ExecTimeModel, Sizing};
+use config::{ArbiterKind, DemandConfig, ExecTimeModel, Sizing};
 use exec_time::{ExecTime, Scheme};
 use twolevel_cache::TwoLevelCache;
 
@@ -63,7 +63,7 @@ use super::twolevel::FlushSearch;
 use super::mapcache::{MapCacheLevel, MapCacheReport, TranslationGcReport};
 use super::mapping::{BlockState, Blocks, MapTable, Stream, UNMAPPED};
 use super::registry::{self, FtlEntry};
-use super::{CallTarget, CpuActivity, Ftl, FtlCtx, Issue};
+use super::{CallTarget, CpuActivity, Ftl, FtlCtx, Issue, MapQueue, MapUnitArbiter, QueueWeights};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::flash::{Cause, CmdId};
 use crate::host::{Op, SubId, SubRequest};
@@ -1017,11 +1017,15 @@ impl DemandFtl {
             self.flushes.pop_front();
             ctx.complete(sub);
         }
+        // Writes that waited for the buffer reach the map unit now, as host requests.
+        let queue = ctx.map_queue();
+        ctx.set_map_queue(MapQueue::HostRequest);
         while !self.waiting.is_empty() && self.buffer_used < self.sizing.buffer_units {
             let w = self.waiting.pop_front().expect("not empty");
             self.buffer_used += 1;
             self.resolve(ctx, w)?;
         }
+        ctx.set_map_queue(queue);
         Ok(())
     }
 }
@@ -1150,6 +1154,20 @@ impl Ftl for DemandFtl {
                 Some(((tok & ((1 << TAG_SHIFT) - 1)) as u32) % cores)
             }
             _ => None,
+        }
+    }
+
+    fn map_unit_arbiter(&self) -> MapUnitArbiter {
+        match self.cfg.map_unit_arbiter {
+            ArbiterKind::Fifo => MapUnitArbiter::Fifo,
+            ArbiterKind::Wrr => {
+                let (host_request, gc_request) = self.request_weights(0);
+                MapUnitArbiter::WeightedRoundRobin(QueueWeights {
+                    host_request,
+                    gc_request,
+                    response: self.cfg.wrr_response_weight,
+                })
+            }
         }
     }
 }

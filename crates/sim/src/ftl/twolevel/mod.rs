@@ -14,5 +14,5 @@ pub mod setassoc;
 pub use controller::{Access, Action, FlushSearch, TwoLevel, TwoLevelStats};
 pub use dtl::{Dtl, FlushOrder};
 pub use geometry::{scan_dirty_blocks, TwoLevelGeometry, ENTRY_BYTES};
-pub use pacing::{Queue, Watermarks, Wrr};
+pub use pacing::{victim_request_weights, Watermarks};
 pub use setassoc::{Allocated, Mshrs, SetAssoc, SetBusy, NIL};
