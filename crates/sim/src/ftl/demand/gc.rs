@@ -14,16 +14,17 @@
 //!   moved the entry meanwhile, the host wins: the copy is stale, its slot is invalidated and
 //!   `cond_updates_lost` counts it.
 //! - **Erase**: once no read or copy of the victim is pending (all its slots invalid).
-//! - **Foreground**: a host write whose stripe die needs a new block while keeping no more
-//!   free blocks than `gc_foreground_free_blocks` starts a victim there and goes to the next
-//!   die in stripe order that can take it (an open host block, or free blocks above the
-//!   watermark; the stripe moves on from that die), starting foreground GC on each die it
-//!   passes at the watermark: GC is per die and does not hold up the others' writes (the
-//!   paper's SSD handles host and GC requests concurrently, fmmu.txt 1 and 4.1). Only when no die can take it does the write wait (looked up, not
-//!   acknowledged); later writes then queue behind it in the order their lookups finish, and
-//!   the queue is retried in that order on every erase (the host interface keeps overlapping
-//!   writes apart, so none overtakes an earlier write of the same sectors). A GC block becomes a victim candidate only once
-//!   all its pages are durable, so a copy awaiting its CondUpdate is never moved.
+//! - **Foreground**: a host write whose stripe die needs a new block while keeping no more free
+//!   blocks than `gc_foreground_free_blocks` starts a victim there and goes to the next die in
+//!   stripe order that can take it (an open host block, or free blocks above the watermark; the
+//!   stripe moves on from that die), starting foreground GC on each die it passes at the
+//!   watermark: GC is per die and does not hold up the others' writes (the paper's SSD handles
+//!   host and GC requests concurrently, fmmu.txt 1 and 4.1). Only when no die can take it does
+//!   the write wait (looked up, not acknowledged); later writes then queue behind it in the order
+//!   their lookups finish, and the queue is retried in that order on every erase (the host
+//!   interface keeps overlapping writes apart, so none overtakes an earlier write of the same
+//!   sectors). A GC block becomes a victim candidate only once all its pages are durable, so a
+//!   copy awaiting its CondUpdate is never moved.
 
 use super::{token, DemandFtl, NIL, TAG_BACKGROUND_GC, TAG_GC_READ};
 use crate::flash::Cause;
