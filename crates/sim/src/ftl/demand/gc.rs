@@ -14,10 +14,17 @@
 //!   moved the entry meanwhile, the host wins: the copy is stale, its slot is invalidated and
 //!   `cond_updates_lost` counts it.
 //! - **Erase**: once no read or copy of the victim is pending (all its slots invalid).
-//! - **Foreground**: a host write needing a new block on a die with no more free blocks than
-//!   `gc_foreground_free_blocks` starts a victim there and waits (queued in arrival order,
-//!   not acknowledged) until an erase frees a block. A GC block becomes a victim candidate
-//!   only once all its pages are durable, so a copy awaiting its CondUpdate is never moved.
+//! - **Foreground**: a host write whose stripe die needs a new block while keeping no more free
+//!   blocks than `gc_foreground_free_blocks` starts a victim there and goes to the next die in
+//!   stripe order that can take it (an open host block, or free blocks above the watermark; the
+//!   stripe moves on from that die), starting foreground GC on each die it passes at the
+//!   watermark: GC is per die and does not hold up the others' writes (the paper's SSD handles
+//!   host and GC requests concurrently, fmmu.txt 1 and 4.1). Only when no die can take it does
+//!   the write wait (looked up, not acknowledged); later writes then queue behind it in the order
+//!   their lookups finish, and the queue is retried in that order on every erase (the host
+//!   interface keeps overlapping writes apart, so none overtakes an earlier write of the same
+//!   sectors). A GC block becomes a victim candidate only once all its pages are durable, so a
+//!   copy awaiting its CondUpdate is never moved.
 
 use super::{token, DemandFtl, NIL, TAG_BACKGROUND_GC, TAG_GC_READ};
 use crate::flash::Cause;
@@ -77,15 +84,30 @@ impl DemandFtl {
         self.victims[die as usize].iter().any(|v| v.reads > 0)
     }
 
-    /// Whether a host write may be placed now: the host frontier of its die has room, or the
-    /// die keeps more free blocks than the foreground watermark once it opens one. Otherwise
-    /// foreground GC starts there (victims without valid units are erased at once) and the
-    /// caller queues the write until an erase.
-    pub(super) fn host_may_place(&mut self, ctx: &mut FtlCtx<'_>) -> Result<bool, SimError> {
+    /// The die a host write goes to now: the host stripe's die if it can take the write
+    /// without waiting for GC, else the next die in stripe order that can (the stripe moves
+    /// on to it); `None` when no die can, or writes already wait (they keep their order).
+    pub(super) fn host_placement_die(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+    ) -> Result<Option<u32>, SimError> {
         if !self.stalled.is_empty() {
-            return Ok(false);
+            return Ok(None);
         }
-        let die = self.host_die();
+        for skipped in 0..self.layout.dies() {
+            let die = self.layout.striped_die(self.cursor.wrapping_add(skipped));
+            if self.takes_host_write(ctx, die)? {
+                self.cursor = self.cursor.wrapping_add(skipped);
+                return Ok(Some(die));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether `die` can take a host write now: its host frontier has room, or it keeps more
+    /// free blocks than the foreground watermark once it opens one. Otherwise foreground GC
+    /// starts there (victims without valid units are erased at once).
+    fn takes_host_write(&mut self, ctx: &mut FtlCtx<'_>, die: u32) -> Result<bool, SimError> {
         if self.frontiers[self.frontier_index(Stream::Host, die)].open {
             return Ok(true);
         }
@@ -393,9 +415,9 @@ impl DemandFtl {
         }
     }
 
-    /// Host writes queued for a free block run again in arrival order (one that still finds
-    /// no room queues again, and so do those behind it); those looked up already are placed
-    /// without a second lookup.
+    /// Host writes queued for a free block are placed again in their order (one that still
+    /// finds no die queues again, and so do those behind it). Each was looked up already;
+    /// its entry may have been evicted meanwhile (see `accept_write`).
     fn retry_stalled(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
         if self.stalled.is_empty() {
             return Ok(());
@@ -405,20 +427,15 @@ impl DemandFtl {
         // The writes reach the map unit now, as host requests.
         let map_queue = ctx.map_queue();
         ctx.set_map_queue(MapQueue::HostRequest);
+        self.placing_stalled = true;
         let mut result = Ok(());
-        while let Some((sub, looked_up)) = queue.pop_front() {
-            result = if looked_up {
-                self.placing_stalled = true;
-                let placed = self.accept_write(ctx, &sub);
-                self.placing_stalled = false;
-                placed
-            } else {
-                self.resolve(ctx, sub)
-            };
+        while let Some(sub) = queue.pop_front() {
+            result = self.accept_write(ctx, &sub);
             if result.is_err() {
                 break;
             }
         }
+        self.placing_stalled = false;
         queue.clear();
         self.stalled_spare = queue;
         ctx.set_map_queue(map_queue);

@@ -27,8 +27,9 @@
 //!   is marked dirty, the others are written to their translation pages when the victim is
 //!   erased (one write-back per translation page, with the cache's dirty entries of that
 //!   page: a batch update); the victim is erased once every copy is durable and resolved.
-//!   Host writes needing a block on a die at the foreground watermark wait, queued and not
-//!   acknowledged, until its GC erased one.
+//!   A host write whose stripe die is at the foreground watermark (no open host block) starts
+//!   GC there and goes to the next die that can take it; only when no die can does it wait,
+//!   queued and not acknowledged, until an erase.
 //! - **Translation GC**: when closed translation blocks exceed twice what the translation pages
 //!   fill plus one, the one with the fewest valid pages has them copied and is erased.
 //! - **Functional reference**: the core keeps every entry's value in a full host map (the
@@ -185,6 +186,9 @@ pub struct DemandStats {
     pub foreground_gc_runs: u64,
     /// Writes that waited for write-buffer space.
     pub writes_waited_for_buffer: u64,
+    /// Writes that waited for a free block because no die could take them (every die at the
+    /// foreground watermark with its GC under way), counted once each.
+    pub writes_waited_for_gc: u64,
     /// Translation-page write-backs done while the host was idle ([`idle`]).
     pub idle_write_backs: u64,
 }
@@ -251,11 +255,12 @@ pub struct DemandFtl {
     /// Programmed GC pages awaiting their CondUpdates (reused entries) and the free ones.
     copy_pages: Vec<gc::CopyPage>,
     free_copy_pages: Vec<u32>,
-    /// Host writes waiting for a free block (foreground GC under way), with whether they
-    /// were looked up already, and an empty queue swapped in while they are retried.
-    stalled: VecDeque<(SubRequest, bool)>,
-    stalled_spare: VecDeque<(SubRequest, bool)>,
-    /// A stalled write that was looked up is being placed (its entry may be evicted).
+    /// Host writes (looked up) waiting for a free block because no die could take them
+    /// (foreground GC under way on every die), and an empty queue swapped in while they are
+    /// retried.
+    stalled: VecDeque<SubRequest>,
+    stalled_spare: VecDeque<SubRequest>,
+    /// Stalled writes are being placed (their entries may have been evicted).
     placing_stalled: bool,
     /// Per die: entries its victim moved while not cached, written back when it is erased.
     gc_uncached: Vec<Vec<u32>>,
@@ -663,20 +668,23 @@ impl DemandFtl {
             return Ok(());
         }
         self.buffer_used += 1;
-        // A write looks its entry up once its die has room (or is about to, the race being
-        // settled in `accept_write`).
-        if !self.host_may_place(ctx)? {
-            self.stalled.push_back((*sub, false));
-            return Ok(());
-        }
         self.resolve(ctx, *sub)
     }
 
+    /// Places a looked-up write on the die [`Self::host_placement_die`] picks, or queues it
+    /// (in `stalled`, not acknowledged) when no die can take it; once one is queued, the
+    /// writes whose lookups finish later queue behind it. No later write of the same sectors
+    /// can overtake a queued one: the host interface lets a request overlapping an unfinished
+    /// write reach the FTL only once that write completed (`host::order`); writes of other
+    /// sectors of the same unit commute (each merges the unit's data as it then is).
     fn accept_write(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        if !self.host_may_place(ctx)? {
-            self.stalled.push_back((*sub, true));
+        let Some(die) = self.host_placement_die(ctx)? else {
+            if !self.placing_stalled {
+                self.stats.writes_waited_for_gc += 1;
+            }
+            self.stalled.push_back(*sub);
             return Ok(());
-        }
+        };
         let spu = self.unit_sectors as usize;
         let lpn = self.lpn_of(sub)?;
         let s0 = (sub.first_sector - u64::from(lpn) * self.unit_sectors) as usize;
@@ -699,7 +707,6 @@ impl DemandFtl {
             self.host_data = data;
         }
         self.units_written += 1;
-        let die = self.host_die();
         self.place(ctx, Stream::Host, die, lpn, self.units_written, dep)?;
         if !self.updated(ctx, lpn) {
             if !self.placing_stalled {
@@ -851,7 +858,7 @@ impl DemandFtl {
     }
 
     /// Opens a new block for a data stream on `die` (the host's once
-    /// [`Self::host_may_place`] allowed it).
+    /// [`Self::host_placement_die`] picked `die`).
     fn open_frontier(
         &mut self,
         _ctx: &mut FtlCtx<'_>,
