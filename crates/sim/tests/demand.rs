@@ -1,10 +1,12 @@
 //! Behaviours of the demand-paged core (`ftl/demand`) the shared differential test does not
 //! single out: one translation read serves every miss on its translation page, a load moves
-//! one 4 KiB translation page over the bus, `ideal` keeps the map-cache traffic, and a blocked
-//! request counts once and completes.
+//! one 4 KiB translation page over the bus, `ideal` keeps the map-cache traffic, a blocked
+//! request counts once and completes, and one blocked on a dirty set is released by its flush.
 
 use flashlab_sim::config::ExperimentConfig;
 use flashlab_sim::testing::{self, Options, Step};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 
 /// 2 channels x 2 planes x 16 blocks x 16 pages of 8 KiB, DFTL with a 32-entry map cache:
 /// the first 1,024 units share one translation page (a 4 KiB mapping unit of 4-byte entries).
@@ -260,6 +262,74 @@ fn a_blocked_request_counts_once_and_completes() {
         assert!(delta("translation_reads") >= 1, "{ftl}: {after}");
         assert_eq!(delta("blocked_requests"), 2, "{ftl}: {after}");
     }
+}
+
+/// 32 requests at a time (70% one-sector writes, 30% reads) on 12 hot units over a 1-way CMT
+/// of 256 bytes and a 1-way CTP of one page, timed: most lookups find their set dirty. A
+/// blocked request's flush makes room at once (into the CTP, or a write-back that waits in
+/// the translation buffer), so nothing later completes to look it up again: it must be looked
+/// up again right after its flush, or the run goes idle with it outstanding (as it did in 8
+/// of these 8 runs). Every read is checked against the last data written.
+#[test]
+fn a_request_blocked_on_a_dirty_set_is_released_by_its_flush() {
+    for ftl in ["cdftl", "fmmu"] {
+        for seed in [0, 2, 3, 6] {
+            let name = format!("ftl.name=\"{ftl}\"");
+            let cfg = ExperimentConfig::with_sets(
+                "default",
+                &[
+                    "geometry.channels=2",
+                    "geometry.chips_per_channel=1",
+                    "geometry.dies_per_chip=1",
+                    "geometry.planes_per_die=2",
+                    "geometry.blocks_per_plane=16",
+                    "geometry.pages_per_block=16",
+                    "ftl.over_provisioning=0.3",
+                    "run.precondition=0.0",
+                    "run.functional_only=false",
+                    name.as_str(),
+                    "ftl.cache_ways=1",
+                    "ftl.ctp_bytes=4096",
+                    "ftl.cmt_bytes=256",
+                ],
+            )
+            .unwrap();
+            let steps = hot_unit_mix(seed, testing::logical_sectors(&cfg).unwrap());
+            let options = Options {
+                clamp: false,
+                ..Options::new(32)
+            };
+            let o = testing::run_steps_with(&cfg, &steps, &options)
+                .unwrap_or_else(|e| panic!("{ftl} seed {seed}: {e}"));
+            assert_eq!(o.checked_sectors, o.sectors_read, "{ftl} seed {seed}");
+            let blocked = o.map_cache.expect("a map cache").blocked_requests;
+            assert!(blocked > 100, "{ftl} seed {seed}: {blocked} blocked");
+        }
+    }
+}
+
+/// 1,600 one-sector steps, 70% writes, on 12 units spread over the first `sectors`.
+fn hot_unit_mix(seed: u64, sectors: u64) -> Vec<Step> {
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+    let hot: Vec<u64> = (0..12)
+        .map(|_| rng.random_range(0..sectors / 8) * 8)
+        .collect();
+    (0..1600)
+        .map(|_| {
+            let offset_sectors = hot[rng.random_range(0..hot.len())] + rng.random_range(0..8);
+            if rng.random_bool(0.7) {
+                Step::Write {
+                    offset_sectors,
+                    sectors: 1,
+                }
+            } else {
+                Step::Read {
+                    offset_sectors,
+                    sectors: 1,
+                }
+            }
+        })
+        .collect()
 }
 
 /// The FTL's counters after `steps` submitted in batches of `qd`, each run to idle.

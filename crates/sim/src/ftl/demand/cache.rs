@@ -55,9 +55,11 @@ pub trait MapCachePolicy {
         None
     }
     /// A lookup of `lpn` was [`Lookup::Blocked`]: frees room for it (appending write-backs
-    /// to `out`); returns the cache blocks examined when it flushed map blocks.
-    fn unblock(&mut self, _lpn: u32, _out: &mut Vec<WriteBack>) -> Option<u64> {
-        None
+    /// to `out`). Returns whether it made room now (the core looks `lpn` up again at once;
+    /// false only when the blocking set's ways are all loading, whose reads are in flight),
+    /// and the cache blocks examined when it flushed map blocks.
+    fn unblock(&mut self, _lpn: u32, _out: &mut Vec<WriteBack>) -> (bool, Option<u64>) {
+        (false, None)
     }
     /// Idle-time write-back, whatever the watermarks: appends the write-back of one batch of
     /// dirty entries to `out`; returns whether anything was dirty, and the cache blocks a

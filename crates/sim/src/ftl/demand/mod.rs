@@ -504,32 +504,52 @@ impl DemandFtl {
     // ---- map cache: resolve, load, continue ----
 
     /// Looks the entry of a sub-request up and runs it now (hit) or once its translation page
-    /// is read (miss).
+    /// is read (miss). A blocked lookup (its set all dirty or loading) makes room at once and
+    /// is looked up again, or, when every way of the set is loading, waits in `blocked` for a
+    /// load's completion (see [`Self::unblock`]).
     fn resolve(&mut self, ctx: &mut FtlCtx<'_>, sub: SubRequest) -> Result<(), SimError> {
         let lpn = self.lpn_of(&sub)?;
-        self.stats.lookups += 1;
-        match self.cache.lookup(lpn) {
-            Lookup::Hit => {
-                self.stats.hits += 1;
-                self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_hit_ns);
-                self.proceed(ctx, &sub)
-            }
-            Lookup::Blocked => {
-                // Counted once per request, and as a lookup once it is served.
-                self.stats.lookups -= 1;
-                if !self.retrying {
-                    self.stats.blocked_requests += 1;
+        let mut counted = self.retrying;
+        loop {
+            match self.cache.lookup(lpn) {
+                Lookup::Hit => {
+                    self.stats.lookups += 1;
+                    self.stats.hits += 1;
+                    self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_hit_ns);
+                    return self.proceed(ctx, &sub);
                 }
-                self.blocked.push_back(sub);
-                let mut out = std::mem::take(&mut self.write_backs);
-                let blocks = self.cache.unblock(lpn, &mut out);
-                self.flushed(ctx, blocks, out)
-            }
-            Lookup::Miss => {
-                self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_miss_ns);
-                self.load(ctx, lpn, sub)
+                Lookup::Miss => {
+                    self.stats.lookups += 1;
+                    self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_miss_ns);
+                    return self.load(ctx, lpn, sub);
+                }
+                Lookup::Blocked => {
+                    // Counted once per request, and as a lookup once it is served.
+                    if !counted {
+                        self.stats.blocked_requests += 1;
+                        counted = true;
+                    }
+                    if !self.unblock(ctx, lpn)? {
+                        self.blocked.push_back(sub);
+                        return Ok(());
+                    }
+                }
             }
         }
+    }
+
+    /// Makes room for a blocked lookup of `lpn`; returns whether it did. A blocked request
+    /// must always have something under way that releases it: the flush of a dirty way of
+    /// its set runs now (the CMT block goes into the CTP, or the CTP page's write-back waits
+    /// in the translation buffer: neither completes later to run [`Self::pace`]), so the
+    /// caller looks it up again at once; only a set whose ways are all loading makes it wait,
+    /// and those loads' completions run `pace`, which looks it up again. (Each room-making
+    /// flush cleans a block, so the retries end.)
+    fn unblock(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<bool, SimError> {
+        let mut out = std::mem::take(&mut self.write_backs);
+        let (room, blocks) = self.cache.unblock(lpn, &mut out);
+        self.flushed(ctx, blocks, out)?;
+        Ok(room)
     }
 
     /// Queues a request on its translation page's read, issuing the read if none is in flight.

@@ -7,9 +7,14 @@
 //!   of the page, whose completion fills the CTP page and every CMT block waiting on it
 //!   (`load_done`); the controller's `Action::Load` of a lookup is that read. A CMT miss that
 //!   hits in the CTP is a hit (no flash read).
-//! - `Access::Blocked` (a whole set dirty or loading): the core queues the request, asks
-//!   [`MapCachePolicy::unblock`] to flush a dirty way of the set, and looks it up again after
-//!   the next handler (or load completion).
+//! - `Access::Blocked` (a whole set dirty or loading): the core asks
+//!   [`MapCachePolicy::unblock`] to flush a dirty way of the set (a CMT block into the CTP,
+//!   or a CTP page's write-back) and looks the request up again at once. Rule: a blocked
+//!   request always has something under way that releases it. The flush makes room at once
+//!   and no completion of it follows (the write-back may wait in the translation buffer), so
+//!   waiting for the next handler could wait forever on an otherwise idle device. Only a set
+//!   whose ways are all loading (no dirty way: `unblock` says no room) queues the request;
+//!   those loads are reads in flight, and their completions look it up again.
 //! - Flushing runs one `flush_step` between requests (watermarks on the CMT's and CTP's
 //!   non-dirty blocks). A CMT flush costs `flush_ns(blocks)` (CDFTL: every CMT block scanned;
 //!   FMMU: the dirty blocks followed by the DTL's next links). `Action::Write` programs the
@@ -248,10 +253,10 @@ impl MapCachePolicy for TwoLevelCache {
         (did, self.drain(out, before))
     }
 
-    fn unblock(&mut self, lpn: u32, out: &mut Vec<WriteBack>) -> Option<u64> {
+    fn unblock(&mut self, lpn: u32, out: &mut Vec<WriteBack>) -> (bool, Option<u64>) {
         let before = self.mark();
-        self.cache.unblock(lpn);
-        self.drain(out, before)
+        let room = self.cache.unblock(lpn);
+        (room, self.drain(out, before))
     }
 
     fn levels(&self) -> Option<(MapCacheLevel, MapCacheLevel)> {
@@ -335,7 +340,8 @@ mod tests {
         c.update(0);
         assert_eq!(c.lookup(16), Lookup::Blocked, "set 0's one way is dirty");
         let mut out = Vec::new();
-        assert!(c.unblock(16, &mut out).is_some(), "a CMT flush ran");
+        let (room, examined) = c.unblock(16, &mut out);
+        assert!(room && examined.is_some(), "a CMT flush made room");
         assert_ne!(c.lookup(16), Lookup::Blocked, "served after the flush");
     }
 

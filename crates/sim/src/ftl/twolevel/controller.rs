@@ -9,7 +9,8 @@
 //! blocks are at the low watermark (until the high one), and writes the oldest dirty CTP block
 //! back ([`Action::Write`]) under the CTP's own watermarks; the caller alternates it with
 //! requests. A request whose CMT set (or whose translation page's CTP set) has no evictable
-//! way is refused ([`Access::Blocked`]) and retried by the caller after a flush.
+//! way is refused ([`Access::Blocked`]) and retried by the caller after a flush
+//! ([`TwoLevel::unblock`] does one at once unless every way of the set is loading).
 //!
 //! Where the paper is silent: a CMT flush whose translation page is loading waits on that load
 //! (CTP MSHR #1); a CMT flush whose CTP set has no evictable way is written through as a
@@ -298,8 +299,9 @@ impl<R: Copy> TwoLevel<R> {
     }
 
     /// A request on `lpn` was [`Access::Blocked`]: flushes the page of a dirty way of its CMT
-    /// set, or writes back a dirty page of its CTP set; false when the set's ways are loading
-    /// (the load's completion frees them).
+    /// set, or writes back a dirty page of its CTP set, making room now (true: retry the
+    /// request at once); false when the set's ways are loading (the load's completion frees
+    /// them).
     pub fn unblock(&mut self, lpn: u32) -> bool {
         let block = self.geometry.cmt_block(lpn);
         if self.cmt.would_block(block) {
