@@ -1140,10 +1140,10 @@ impl Simulation {
                 Ok(())
             }
             Event::Commit { batch } => self.commit(batch),
-            Event::MapUnitReady { job } => {
-                let (queue, job_) = *self.map_unit_arrivals.get(job);
-                self.map_unit_arrivals.remove(job);
-                self.map_unit_arrive(queue, job_);
+            Event::MapUnitReady { job: slot } => {
+                let (queue, job) = *self.map_unit_arrivals.get(slot);
+                self.map_unit_arrivals.remove(slot);
+                self.map_unit_arrive(queue, job);
                 Ok(())
             }
             Event::MapUnitDone { batch } => {
