@@ -8,30 +8,35 @@ use flashlab_sim::testing::{self, Options, Step};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
+/// The small device of these tests (2 channels x 2 planes x 16 blocks x 16 pages, 30% spare,
+/// not preconditioned) with `extra` settings.
+fn small_device(extra: &[&str]) -> ExperimentConfig {
+    let mut sets = vec![
+        "geometry.channels=2",
+        "geometry.chips_per_channel=1",
+        "geometry.dies_per_chip=1",
+        "geometry.planes_per_die=2",
+        "geometry.blocks_per_plane=16",
+        "geometry.pages_per_block=16",
+        "ftl.over_provisioning=0.3",
+        "run.precondition=0.0",
+    ];
+    sets.extend_from_slice(extra);
+    ExperimentConfig::with_sets("default", &sets).unwrap()
+}
+
 /// 2 channels x 2 planes x 16 blocks x 16 pages of 8 KiB, DFTL with a 32-entry map cache:
 /// the first 1,024 units share one translation page (a 4 KiB mapping unit of 4-byte entries).
 fn dftl(functional: bool) -> ExperimentConfig {
     let mode = format!("run.functional_only={functional}");
-    ExperimentConfig::with_sets(
-        "default",
-        &[
-            "geometry.channels=2",
-            "geometry.chips_per_channel=1",
-            "geometry.dies_per_chip=1",
-            "geometry.planes_per_die=2",
-            "geometry.blocks_per_plane=16",
-            "geometry.pages_per_block=16",
-            "ftl.over_provisioning=0.3",
-            "run.precondition=0.0",
-            "ftl.name=\"dftl\"",
-            "ftl.cmt_bytes=256",
-            // A slow read keeps the translation read in flight while the FTL CPU handles all
-            // 256 sub-requests (about 1.2 ms at fmmu.txt's DFTL times).
-            "timing.read_latency_ns=10000000",
-            mode.as_str(),
-        ],
-    )
-    .unwrap()
+    small_device(&[
+        "ftl.name=\"dftl\"",
+        "ftl.cmt_bytes=256",
+        // A slow read keeps the translation read in flight while the FTL CPU handles all
+        // 256 sub-requests (about 1.2 ms at fmmu.txt's DFTL times).
+        "timing.read_latency_ns=10000000",
+        mode.as_str(),
+    ])
 }
 
 fn map_cache_counter(config: &ExperimentConfig, steps: &[Step], key: &str) -> u64 {
@@ -147,26 +152,14 @@ fn ideal_exec_time_keeps_the_map_cache_traffic() {
     use flashlab_sim::host::{Op, Request};
     let run = |exec_time: &str| {
         let exec = format!("ftl.exec_time=\"{exec_time}\"");
-        let cfg = ExperimentConfig::with_sets(
-            "default",
-            &[
-                "geometry.channels=2",
-                "geometry.chips_per_channel=1",
-                "geometry.dies_per_chip=1",
-                "geometry.planes_per_die=2",
-                "geometry.blocks_per_plane=16",
-                "geometry.pages_per_block=16",
-                "ftl.over_provisioning=0.3",
-                "run.precondition=0.0",
-                "run.functional_only=false",
-                "ftl.name=\"dftl\"",
-                "ftl.cmt_bytes=256",
-                // 512-byte units: 128 entries per translation page, several pages.
-                "ftl.mapping_unit_bytes=512",
-                exec.as_str(),
-            ],
-        )
-        .unwrap();
+        let cfg = small_device(&[
+            "run.functional_only=false",
+            "ftl.name=\"dftl\"",
+            "ftl.cmt_bytes=256",
+            // 512-byte units: 128 entries per translation page, several pages.
+            "ftl.mapping_unit_bytes=512",
+            exec.as_str(),
+        ]);
         let mut sim = Simulation::new(&cfg).unwrap();
         let logical_units = sim.logical_bytes() / 512;
         // One request at a time (nothing overlaps, so timing cannot change what misses).
@@ -223,27 +216,15 @@ fn ideal_exec_time_keeps_the_map_cache_traffic() {
 fn a_blocked_request_counts_once_and_completes() {
     for ftl in ["fmmu", "cdftl"] {
         let name = format!("ftl.name=\"{ftl}\"");
-        let cfg = ExperimentConfig::with_sets(
-            "default",
-            &[
-                "geometry.channels=2",
-                "geometry.chips_per_channel=1",
-                "geometry.dies_per_chip=1",
-                "geometry.planes_per_die=2",
-                "geometry.blocks_per_plane=16",
-                "geometry.pages_per_block=16",
-                "geometry.page_bytes=512",
-                "ftl.over_provisioning=0.3",
-                "run.precondition=0.0",
-                "run.functional_only=false",
-                "timing.read_latency_ns=1000000",
-                name.as_str(),
-                "ftl.cache_ways=1",
-                "ftl.cmt_bytes=64",
-                "ftl.ctp_bytes=512",
-            ],
-        )
-        .unwrap();
+        let cfg = small_device(&[
+            "geometry.page_bytes=512",
+            "run.functional_only=false",
+            "timing.read_latency_ns=1000000",
+            name.as_str(),
+            "ftl.cache_ways=1",
+            "ftl.cmt_bytes=64",
+            "ftl.ctp_bytes=512",
+        ]);
         let write = |unit: u64| Step::Write {
             offset_sectors: unit,
             sectors: 1,
@@ -275,25 +256,13 @@ fn a_request_blocked_on_a_dirty_set_is_released_by_its_flush() {
     for ftl in ["cdftl", "fmmu"] {
         for seed in [0, 2, 3, 6] {
             let name = format!("ftl.name=\"{ftl}\"");
-            let cfg = ExperimentConfig::with_sets(
-                "default",
-                &[
-                    "geometry.channels=2",
-                    "geometry.chips_per_channel=1",
-                    "geometry.dies_per_chip=1",
-                    "geometry.planes_per_die=2",
-                    "geometry.blocks_per_plane=16",
-                    "geometry.pages_per_block=16",
-                    "ftl.over_provisioning=0.3",
-                    "run.precondition=0.0",
-                    "run.functional_only=false",
-                    name.as_str(),
-                    "ftl.cache_ways=1",
-                    "ftl.ctp_bytes=4096",
-                    "ftl.cmt_bytes=256",
-                ],
-            )
-            .unwrap();
+            let cfg = small_device(&[
+                "run.functional_only=false",
+                name.as_str(),
+                "ftl.cache_ways=1",
+                "ftl.ctp_bytes=4096",
+                "ftl.cmt_bytes=256",
+            ]);
             let steps = hot_unit_mix(seed, testing::logical_sectors(&cfg).unwrap());
             let options = Options {
                 clamp: false,
