@@ -448,6 +448,7 @@ mod tests {
     use super::super::exec_time::Scheme;
     use super::DemandFtl;
     use crate::config::ExperimentConfig;
+    use crate::ftl::{Ftl, MapUnitArbiter};
 
     #[test]
     fn request_weights_follow_the_victims_valid_share() {
@@ -471,5 +472,20 @@ mod tests {
             weights,
             [(7, 1), (7, 1), (6, 2), (4, 4), (2, 6), (1, 7), (1, 7)]
         );
+    }
+
+    #[test]
+    fn responses_outweigh_each_request_queue_by_default() {
+        // fmmu.txt 4.6: "Response queues have a higher weight than request queues".
+        let config = ExperimentConfig::with_sets("default", &["ftl.name=\"fmmu\""]).unwrap();
+        let fmmu = DemandFtl::two_level(&config, Scheme::Fmmu).unwrap();
+        let MapUnitArbiter::WeightedRoundRobin(w) = fmmu.map_unit_arbiter() else {
+            panic!("fmmu's default arbiter is weighted round robin");
+        };
+        let units = config.geometry.pages_per_block;
+        for valid in [0, units / 2, units] {
+            let (host, gc) = fmmu.request_weights(valid);
+            assert!(w.response > host && w.response > gc, "{w:?} {host} {gc}");
+        }
     }
 }
