@@ -53,9 +53,9 @@ fn map_cache_counter(config: &ExperimentConfig, steps: &[Step], key: &str) -> u6
 
 /// Units 0..256 written one by one, then 64 other units (the cache holds none of 0..256),
 /// then one 1 MiB read of units 0..256: its 256 sub-requests all miss on the same translation
-/// page, and one flash read of that page serves them all (255 wait on it; or 254 when the
-/// first is served from the translation buffer, the page then being written back and
-/// programmed by the first install's eviction before the second miss reads it). Timed only: in a
+/// page, and one flash read of that page serves them all: each other miss waits on it, or,
+/// once an install's eviction has written the page back, finds it in RAM (the translation
+/// buffer keeps a page until its program completes), never reading it again. Timed only: in a
 /// functional-only run the read completes at once, and the engine runs a flash completion
 /// before the next submission (ARCHITECTURE.md, FTL CPU), so nothing is outstanding to wait.
 #[test]
@@ -81,7 +81,6 @@ fn one_translation_read_serves_every_miss_on_its_page() {
         let reads = map_cache_counter(&cfg, &steps, "translation_reads") - before_reads;
         let waits = map_cache_counter(&cfg, &steps, "misses_coalesced") - before_waits;
         let buffered = map_cache_counter(&cfg, &steps, "translation_buffer_hits") - before_buffered;
-        assert!(buffered <= 1, "{buffered} misses served from the buffer");
         assert_eq!(
             reads, 1,
             "functional {functional}: translation reads for the 1 MiB read"

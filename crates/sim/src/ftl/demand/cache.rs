@@ -47,6 +47,13 @@ pub trait MapCachePolicy {
     /// Takes the dirty entries of `tvpn` (marking them clean) for a write-back the core does
     /// anyway (a GC update of the same translation page).
     fn take_dirty(&mut self, tvpn: u32) -> WriteBack;
+    /// The write-back of translation page `tvpn` for entries changed while not cached (GC
+    /// moves, TRIM): by default it carries the cache's dirty entries of the page too
+    /// ([`MapCachePolicy::take_dirty`]); a cache that could only find them by a scan leaves
+    /// them dirty instead.
+    fn uncached_write_back(&mut self, tvpn: u32) -> WriteBack {
+        self.take_dirty(tvpn)
+    }
     /// Cached entries and their capacity.
     fn occupancy(&self) -> (usize, usize);
     /// Background flushing between requests: appends write-backs to `out`; returns the cache
@@ -194,6 +201,18 @@ impl MapCachePolicy for DftlCache {
             tvpn,
             lpns,
             blocks_scanned: self.capacity as u64,
+            read_old: true,
+        }
+    }
+
+    /// DFTL's GC (Gupta et al. 2009, 3.4): a moved entry that is cached is updated in the
+    /// cache (lazy copying), the others are batched per translation page; cached dirty
+    /// entries of the page stay dirty (no scan of the table to find them).
+    fn uncached_write_back(&mut self, tvpn: u32) -> WriteBack {
+        WriteBack {
+            tvpn,
+            lpns: Vec::new(),
+            blocks_scanned: 0,
             read_old: true,
         }
     }

@@ -15,7 +15,10 @@
 //!   packed `units_per_page` to a flash page in unit slots flagged `OOB_FLAG_TRANSLATION`;
 //!   written ones are buffered until their flash page is full ([`translation`]). Their
 //!   flash pages are striped over the dies (`ftl.translation_dies`, one open translation
-//!   block per die) so that loads spread as data reads do.
+//!   block per die) so that loads spread as data reads do. A translation page stays in RAM
+//!   until its flash program completes: a load or a merge of it then needs no flash read
+//!   (reading it from flash would wait for that program, which waits for its own merge
+//!   reads: chains that left the dies idle at steady-state GC).
 //! - **Idle write-back** ([`idle`]): once the host has been idle for `ftl.idle_write_back_ns`
 //!   every dirty entry is written back, so a pause (and the end of preconditioning) leaves
 //!   the cache clean.
@@ -25,8 +28,9 @@
 //!   CondUpdate (fmmu.txt 4.1): only if the entry still names the old slot, else a host write
 //!   won, the copy is dropped and `cond_updates_lost` counts it. A moved entry that is cached
 //!   is marked dirty, the others are written to their translation pages when the victim is
-//!   erased (one write-back per translation page, with the cache's dirty entries of that
-//!   page: a batch update); the victim is erased once every copy is durable and resolved.
+//!   erased (one write-back per translation page: a batch update; FMMU adds the cache's dirty
+//!   entries of that page, which its DTL finds, while DFTL and CDFTL leave them dirty rather
+//!   than scan their table); the victim is erased once every copy is durable and resolved.
 //!   A host write whose stripe die is at the foreground watermark (no open host block) starts
 //!   GC there and goes to the next die that can take it; only when no die can does it wait,
 //!   queued and not acknowledged, until an erase.
@@ -106,6 +110,8 @@ const TAG_LOAD: u64 = 3;
 const TAG_IDLE: u64 = 4;
 /// A GC read of a victim page.
 const TAG_GC_READ: u64 = 5;
+/// A translation page program (index: the block's erase count << 32 | the block).
+const TAG_MAP_PROGRAM: u64 = 6;
 
 fn token(tag: u64, index: u64) -> u64 {
     (tag << TAG_SHIFT) | index
@@ -561,7 +567,7 @@ impl DemandFtl {
             return Ok(());
         }
         let tunit = match self.gtd[tvpn as usize] {
-            Some(u) if !self.in_map_buffer(u) => u,
+            Some(u) if !self.translation_in_ram(u) => u,
             other => {
                 // Never written (every entry unmapped) or still in the translation buffer:
                 // nothing to read from flash.
@@ -1092,6 +1098,9 @@ impl Ftl for DemandFtl {
             TAG_BACKGROUND_GC => self.background_step_done(ctx, index as u32)?,
             TAG_LOAD => self.loaded(ctx, index as u32)?,
             TAG_GC_READ => self.gc_read_done(ctx, index as u32)?,
+            TAG_MAP_PROGRAM => {
+                self.translation_program_done(ctx, index as u32, (index >> 32) as u32)?
+            }
             other => return Err(self.bug(format!("unknown completion tag {other}"))),
         }
         self.pace(ctx)

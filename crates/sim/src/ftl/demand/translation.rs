@@ -13,12 +13,16 @@
 //! over the bus (a partial data-out of the page).
 
 use super::cache::WriteBack;
-use super::DemandFtl;
+use super::{token, DemandFtl, TAG_MAP_PROGRAM};
 use crate::flash::{Cause, CmdId};
 use crate::ftl::mapping::{Stream, UNMAPPED};
 use crate::ftl::{CpuActivity, FtlCtx, Issue};
 use crate::nand::{BlockId, OobEntry, Ppn, UnitAddr, OOB_FLAG_TRANSLATION};
 use crate::SimError;
+
+/// The bits of a block's erase count a translation program's token carries (what is left
+/// of 56 index bits beside the 32-bit block number).
+const ERASE_COUNT_MASK: u32 = (1 << 24) - 1;
 
 impl DemandFtl {
     /// Writes a translation page's changed entries back: the old translation page is read
@@ -45,7 +49,8 @@ impl DemandFtl {
                 self.exec.flush_ns(wb.blocks_scanned),
             );
         }
-        let old = self.gtd[wb.tvpn as usize].filter(|&u| wb.read_old && !self.in_map_buffer(u));
+        let old =
+            self.gtd[wb.tvpn as usize].filter(|&u| wb.read_old && !self.translation_in_ram(u));
         let dep = match old {
             Some(old) => {
                 self.stats.merge_reads += 1;
@@ -58,7 +63,8 @@ impl DemandFtl {
     }
 
     /// Writes the translation pages of entries changed while not cached (GC moves, TRIM),
-    /// each with the cache's dirty entries of the same page.
+    /// each with the cache's dirty entries of the same page where the cache finds them
+    /// cheaply ([`super::cache::MapCachePolicy::uncached_write_back`]).
     pub(super) fn write_back_uncached(
         &mut self,
         ctx: &mut FtlCtx<'_>,
@@ -70,7 +76,7 @@ impl DemandFtl {
         while let Some(&first) = rest.first() {
             let tvpn = first / ept;
             let n = rest.iter().take_while(|&&l| l / ept == tvpn).count();
-            let mut wb = self.cache.take_dirty(tvpn);
+            let mut wb = self.cache.uncached_write_back(tvpn);
             wb.lpns.extend_from_slice(&rest[..n]);
             self.write_back(ctx, &wb)?;
             rest = &rest[n..];
@@ -121,16 +127,22 @@ impl DemandFtl {
         Ok(())
     }
 
-    /// Programs the full translation buffer; a full block is closed and may start
-    /// translation GC.
+    /// Programs the full translation buffer (its translation pages stay in RAM until the
+    /// program completes, [`Self::translation_program_done`]); a full block is closed and
+    /// may start translation GC.
     fn program_map_page(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
         let fr = &self.map_frontier;
         let ppn = self.layout.ppn(fr.block, fr.page);
+        let erase_count = ctx.nand().block(fr.block).erase_count & ERASE_COUNT_MASK;
+        let tok = token(
+            TAG_MAP_PROGRAM,
+            u64::from(erase_count) << 32 | u64::from(fr.block),
+        );
         ctx.program(
             &[ppn],
             &fr.entries,
             None,
-            Issue::new(Cause::Mapping).after(&fr.deps),
+            Issue::new(Cause::Mapping).after(&fr.deps).token(tok),
         )?;
         self.stats.translation_programs += 1;
         let fr = &mut self.map_frontier;
@@ -146,6 +158,32 @@ impl DemandFtl {
             self.collect_translation(ctx)?;
         }
         Ok(())
+    }
+
+    /// A translation flash page of `block` programmed while the block had been erased
+    /// `erase_count` times (modulo [`ERASE_COUNT_MASK`]) is durable (programs of a block complete in order); a completion
+    /// from before the block's last erase (a translation GC victim whose last programs were
+    /// still in flight) is stale and ignored.
+    pub(super) fn translation_program_done(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        block: BlockId,
+        erase_count: u32,
+    ) -> Result<(), SimError> {
+        if ctx.nand().block(block).erase_count & ERASE_COUNT_MASK == erase_count {
+            self.blocks.add_durable_page(block);
+        }
+        Ok(())
+    }
+
+    /// Whether a translation unit slot is still in RAM: in the page being assembled, or in a
+    /// flash page whose program has not completed (the translation buffer keeps a page until
+    /// it is durable). Loading it or merging with it needs no flash read.
+    pub(super) fn translation_in_ram(&self, unit: UnitAddr) -> bool {
+        let ppn = self.per_page.quotient(unit);
+        self.in_map_buffer(unit)
+            || self.layout.page_in_block(ppn)
+                >= self.blocks.durable_pages(self.layout.block_of(ppn))
     }
 
     fn invalidate_translation(
@@ -175,9 +213,7 @@ impl DemandFtl {
         let (dies, width) = (self.layout.dies(), self.sizing.translation_dies);
         let striped = width > 1;
         for _ in 0..if striped { width } else { 0 } {
-            let turn = self.map_die_turn;
-            self.map_die_turn = (turn + 1) % width;
-            let die = (u64::from(turn) * u64::from(dies) / u64::from(width)) as u32;
+            let die = self.next_translation_die();
             if let Some(page) = self.translation_page_on(die, 1) {
                 return Ok(page);
             }
@@ -194,6 +230,15 @@ impl DemandFtl {
                 "no free block left on die {die} for translation pages (raise ftl.over_provisioning)"
             ))
         })
+    }
+
+    /// The die of the translation stripe whose turn it is (advancing the turn): the stripe's
+    /// `translation_dies` dies are spread evenly over the device.
+    fn next_translation_die(&mut self) -> u32 {
+        let (dies, width) = (self.layout.dies(), self.sizing.translation_dies);
+        let turn = self.map_die_turn % width;
+        self.map_die_turn = (turn + 1) % width;
+        (u64::from(turn) * u64::from(dies) / u64::from(width)) as u32
     }
 
     /// The next page of `die`'s open translation block, opening one if the die has more than
@@ -247,11 +292,16 @@ impl DemandFtl {
         if valid == 0 {
             return Ok(());
         }
-        let read = ctx.read(
-            &[ppn],
-            valid * self.unit_bytes(),
-            Issue::new(Cause::Mapping),
-        )?;
+        // A page whose program is still in flight is copied from RAM.
+        let read = if self.translation_in_ram(ppn * self.upp) {
+            None
+        } else {
+            Some(ctx.read(
+                &[ppn],
+                valid * self.unit_bytes(),
+                Issue::new(Cause::Mapping),
+            )?)
+        };
         for s in 0..self.upp {
             let unit = ppn * self.upp + s;
             if !ctx.nand().is_valid(unit) {
@@ -266,7 +316,7 @@ impl DemandFtl {
                     "valid translation slot {unit} of page {tvpn} is not where the GTD points"
                 )));
             }
-            self.program_translation(ctx, tvpn, Some(read))?;
+            self.program_translation(ctx, tvpn, read)?;
             self.stats.translation_pages_moved += 1;
         }
         Ok(())

@@ -233,6 +233,21 @@ impl MapCachePolicy for TwoLevelCache {
         }
     }
 
+    /// FMMU folds the page's dirty entries in (the DTL's next links find them); CDFTL could
+    /// only find them by scanning every CMT block, so they stay dirty and the old page is
+    /// read to merge the changed entries.
+    fn uncached_write_back(&mut self, tvpn: u32) -> WriteBack {
+        if !self.scan {
+            return self.take_dirty(tvpn);
+        }
+        WriteBack {
+            tvpn,
+            lpns: Vec::new(),
+            blocks_scanned: 0,
+            read_old: true,
+        }
+    }
+
     fn occupancy(&self) -> (usize, usize) {
         let cmt = level(
             self.cache.cmt(),
