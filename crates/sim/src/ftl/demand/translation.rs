@@ -161,9 +161,9 @@ impl DemandFtl {
     }
 
     /// A translation flash page of `block` programmed while the block had been erased
-    /// `erase_count` times (modulo [`ERASE_COUNT_MASK`]) is durable (programs of a block complete in order); a completion
-    /// from before the block's last erase (a translation GC victim whose last programs were
-    /// still in flight) is stale and ignored.
+    /// `erase_count` times (modulo [`ERASE_COUNT_MASK`]) is durable (programs of a block
+    /// complete in order); a completion from before the block's last erase (a translation GC
+    /// victim whose last programs were still in flight) is stale and ignored.
     pub(super) fn translation_program_done(
         &mut self,
         ctx: &mut FtlCtx<'_>,
@@ -176,14 +176,12 @@ impl DemandFtl {
         Ok(())
     }
 
-    /// Whether a translation unit slot is still in RAM: in the page being assembled, or in a
-    /// flash page whose program has not completed (the translation buffer keeps a page until
-    /// it is durable). Loading it or merging with it needs no flash read.
+    /// Whether a translation unit slot is still in RAM: its flash page is being assembled or
+    /// its program has not completed (the translation buffer keeps a page until it is
+    /// durable). Loading it or merging with it needs no flash read.
     pub(super) fn translation_in_ram(&self, unit: UnitAddr) -> bool {
         let ppn = self.per_page.quotient(unit);
-        self.in_map_buffer(unit)
-            || self.layout.page_in_block(ppn)
-                >= self.blocks.durable_pages(self.layout.block_of(ppn))
+        self.layout.page_in_block(ppn) >= self.blocks.durable_pages(self.layout.block_of(ppn))
     }
 
     fn invalidate_translation(
@@ -213,7 +211,9 @@ impl DemandFtl {
         let (dies, width) = (self.layout.dies(), self.sizing.translation_dies);
         let striped = width > 1;
         for _ in 0..if striped { width } else { 0 } {
-            let die = self.next_translation_die();
+            let turn = self.map_die_turn;
+            self.map_die_turn = (turn + 1) % width;
+            let die = (u64::from(turn) * u64::from(dies) / u64::from(width)) as u32;
             if let Some(page) = self.translation_page_on(die, 1) {
                 return Ok(page);
             }
@@ -230,15 +230,6 @@ impl DemandFtl {
                 "no free block left on die {die} for translation pages (raise ftl.over_provisioning)"
             ))
         })
-    }
-
-    /// The die of the translation stripe whose turn it is (advancing the turn): the stripe's
-    /// `translation_dies` dies are spread evenly over the device.
-    fn next_translation_die(&mut self) -> u32 {
-        let (dies, width) = (self.layout.dies(), self.sizing.translation_dies);
-        let turn = self.map_die_turn % width;
-        self.map_die_turn = (turn + 1) % width;
-        (u64::from(turn) * u64::from(dies) / u64::from(width)) as u32
     }
 
     /// The next page of `die`'s open translation block, opening one if the die has more than
