@@ -8,19 +8,12 @@ use flashlab_sim::testing::{self, Options, Step};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-/// The small device of these tests (2 channels x 2 planes x 16 blocks x 16 pages, 30% spare,
-/// not preconditioned) with `extra` settings.
+mod small_device;
+
+/// The shared small device, not preconditioned, with `extra` settings.
 fn small_device(extra: &[&str]) -> ExperimentConfig {
-    let mut sets = vec![
-        "geometry.channels=2",
-        "geometry.chips_per_channel=1",
-        "geometry.dies_per_chip=1",
-        "geometry.planes_per_die=2",
-        "geometry.blocks_per_plane=16",
-        "geometry.pages_per_block=16",
-        "ftl.over_provisioning=0.3",
-        "run.precondition=0.0",
-    ];
+    let mut sets = small_device::SMALL_DEVICE.to_vec();
+    sets.push("run.precondition=0.0");
     sets.extend_from_slice(extra);
     ExperimentConfig::with_sets("default", &sets).unwrap()
 }

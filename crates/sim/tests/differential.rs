@@ -16,18 +16,8 @@ use proptest::test_runner::FileFailurePersistence;
 mod common;
 use common::{logical, run};
 
-/// A small device: 2 channels x 1 die x 2 planes x 16 blocks x 16 pages of 8 KiB (8 MiB raw),
-/// fresh (no preconditioning), 30% over-provisioning.
-const BASE: &[&str] = &[
-    "geometry.channels=2",
-    "geometry.chips_per_channel=1",
-    "geometry.dies_per_chip=1",
-    "geometry.planes_per_die=2",
-    "geometry.blocks_per_plane=16",
-    "geometry.pages_per_block=16",
-    "ftl.over_provisioning=0.3",
-    "run.precondition=0.0",
-];
+mod small_device;
+use small_device::SMALL_DEVICE;
 
 /// GC all the time: one die with one plane of 16 blocks of 8 pages, filled to steady state
 /// first, with the smallest over-provisioning pagemap accepts (3.2 spare blocks for the two
@@ -45,7 +35,8 @@ const CONSTANT_GC: &[&str] = &[
 ];
 
 fn config(extra: &[&str]) -> ExperimentConfig {
-    let mut sets = BASE.to_vec();
+    let mut sets = SMALL_DEVICE.to_vec();
+    sets.push("run.precondition=0.0");
     sets.extend_from_slice(extra);
     ExperimentConfig::with_sets("default", &sets).unwrap_or_else(|e| panic!("{extra:?}: {e}"))
 }

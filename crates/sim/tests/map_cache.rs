@@ -8,19 +8,12 @@ use flashlab_sim::run_experiment;
 use flashlab_sim::testing::{self, Options, Step};
 use flashlab_sim::workload::parse_spec;
 
-const SMALL: &[&str] = &[
-    "geometry.channels=2",
-    "geometry.chips_per_channel=1",
-    "geometry.dies_per_chip=1",
-    "geometry.planes_per_die=2",
-    "geometry.blocks_per_plane=16",
-    "geometry.pages_per_block=16",
-    "ftl.over_provisioning=0.3",
-];
+mod small_device;
+use small_device::SMALL_DEVICE;
 
 fn config(ftl: &str, extra: &[&str]) -> ExperimentConfig {
     let name = format!("ftl.name=\"{ftl}\"");
-    let mut sets = SMALL.to_vec();
+    let mut sets = SMALL_DEVICE.to_vec();
     sets.push(&name);
     sets.extend_from_slice(extra);
     ExperimentConfig::with_sets("default", &sets).unwrap_or_else(|e| panic!("{ftl}: {e}"))
