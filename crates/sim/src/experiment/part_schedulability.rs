@@ -66,7 +66,7 @@ impl SchedulabilityStudy {
             tasks_per_set: 10,
             read_pages: 1,
             write_pages: 3,
-            utilisations: (1..=19).map(|i| f64::from(i) * 0.05).collect(),
+            utilisations: (1..=19).map(|i| f64::from(i) / 20.0).collect(),
             read_sizes: (1..=36).collect(),
             write_sizes: (1..=36).collect(),
             read_share: ReadShare::Uniform,
