@@ -59,6 +59,8 @@ pub enum Refusal {
     Utilisation(UtilisationTest),
     /// A request whose worst response time exceeds its period.
     Deadline(Miss),
+    /// The stream itself is malformed (a period that is not a positive number, no pages).
+    InvalidStream(RealtimeError),
 }
 
 impl Refusal {
@@ -67,6 +69,7 @@ impl Refusal {
         match self {
             Refusal::Utilisation(t) => t.total() - 1.0,
             Refusal::Deadline(m) => m.response_ns / m.deadline_ns - 1.0,
+            Refusal::InvalidStream(_) => f64::INFINITY,
         }
     }
 }
@@ -85,6 +88,7 @@ impl fmt::Display for Refusal {
                 m.deadline_ns / NS_PER_MS,
                 m.steps
             ),
+            Refusal::InvalidStream(e) => write!(f, "invalid stream: {e}"),
         }
     }
 }
@@ -124,6 +128,7 @@ impl AdmissionController {
 
     /// `open()`: admits `stream` if the test holds with it, else refuses it (nothing changes).
     pub fn admit(&mut self, stream: TaskSpec) -> Result<StreamHandle, Refusal> {
+        let stream = stream.validated().map_err(Refusal::InvalidStream)?;
         let mut set: Vec<TaskSpec> = self.streams.values().copied().collect();
         set.push(stream);
         self.scheme.check(&set, &self.device)?;
@@ -218,6 +223,23 @@ mod tests {
         let r = c.admit(writer).unwrap_err(); // 1.87 + 3·6.2 = 20.47 ms > 20 ms
         assert!(matches!(r, Refusal::Deadline(Miss { steps: 3, .. })), "{r}");
         assert!(r.to_string().contains("20.47 ms > period 20.00 ms"), "{r}");
+    }
+
+    #[test]
+    fn a_malformed_stream_is_refused_by_field() {
+        let mut c = AdmissionController::paper(Scheme::PartFtl);
+        let bad = TaskSpec {
+            read_pages: 0,
+            read_period_ns: 0.0,
+            write_pages: 3,
+            write_period_ns: -1.0,
+        };
+        let r = c.admit(bad).unwrap_err();
+        assert!(
+            r.to_string().starts_with("invalid stream: write_period_ns"),
+            "{r}"
+        );
+        assert_eq!(c.admitted().count(), 0);
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub use utilisation::{Load, UtilisationTest};
 use thiserror::Error;
 
 /// Bad input to the analysis: a field outside its range, or an unknown stream.
-#[derive(Debug, Clone, PartialEq, Error)]
+#[derive(Debug, Clone, PartialEq, Error, serde::Serialize)]
 pub enum RealtimeError {
     /// `field` holds `value`, which is not within `allowed`.
     #[error("{field} = {value}: must be {allowed}")]

@@ -50,6 +50,16 @@ impl TaskSpec {
         })
     }
 
+    /// Checks a task built field by field (as [`TaskSpec::new`] does).
+    pub fn validated(self) -> Result<Self, RealtimeError> {
+        Self::new(
+            self.read_pages,
+            self.read_period_ns,
+            self.write_pages,
+            self.write_period_ns,
+        )
+    }
+
     /// A task that only reads.
     pub fn reader(pages: u32, period_ns: f64) -> Result<Self, RealtimeError> {
         Self::new(pages, period_ns, 0, 0.0)
@@ -99,6 +109,19 @@ mod tests {
             let e = TaskSpec::new(0, 0.0, 3, bad).unwrap_err();
             assert!(e.to_string().starts_with("write_period_ns"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_task_built_by_fields_is_checked_too() {
+        let t = TaskSpec {
+            read_pages: 1,
+            read_period_ns: f64::NAN,
+            write_pages: 0,
+            write_period_ns: 0.0,
+        };
+        assert!(t.validated().is_err());
+        let ok = TaskSpec::writer(3, 1e6).unwrap();
+        assert_eq!(ok.validated(), Ok(ok));
     }
 
     #[test]
