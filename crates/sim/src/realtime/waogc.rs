@@ -216,6 +216,20 @@ mod tests {
     }
 
     #[test]
+    fn table_iii_reads_can_miss_under_waogc_as_fig_13b_shows() {
+        // Section VI.B: "some read requests using WAO-GC miss deadlines". A 3-page read
+        // behind the four writers' steps: 3·1.23 + 4·6.2 = 28.5 ms > 15 ms; the writes fit:
+        // 1.87 + 4·6.2 = 26.7 ms < 60 ms.
+        let dev = FlashParams::waogc();
+        let mut set = vec![TaskSpec::writer(12, ms(60.0)).unwrap(); 4];
+        assert_eq!(worst_case_test(&set, &dev), Ok(()));
+        set.push(TaskSpec::reader(3, ms(15.0)).unwrap());
+        let miss = worst_case_test(&set, &dev).unwrap_err();
+        assert_eq!((miss.task, miss.request, miss.steps), (4, "read", 4));
+        assert!((miss.response_ns - ms(28.49)).abs() < 1.0, "{miss:?}");
+    }
+
+    #[test]
     fn interference_draws_at_most_the_worst_case_and_none_without_gc() {
         let dev = FlashParams::waogc();
         // Three writers: at most 2 others + the own write = 3 steps, 20.47 ms.
