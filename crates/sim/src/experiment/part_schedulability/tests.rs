@@ -50,6 +50,25 @@ fn periods_follow_eqs_17_and_18() {
 }
 
 #[test]
+fn the_default_share_is_uniform_per_task() {
+    let study = SchedulabilityStudy::paper(1, 1);
+    assert_eq!(study.read_share, ReadShare::Uniform);
+    let mut rng = Pcg64::seed_from_u64(8);
+    let mut shares = Vec::new();
+    for _ in 0..300 {
+        for t in study.task_set(0.5, 1, 3, &mut rng) {
+            let ur = 1.23 * NS_PER_MS / t.read_period_ns;
+            let uw = 1.87 * NS_PER_MS / t.write_period_ns;
+            shares.push(ur / (ur + uw));
+        }
+    }
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    let below_a_quarter = shares.iter().filter(|&&s| s < 0.25).count() as f64;
+    assert!((mean - 0.5).abs() < 0.02, "{mean}");
+    assert!((below_a_quarter / shares.len() as f64 - 0.25).abs() < 0.03);
+}
+
+#[test]
 fn a_zero_share_drops_the_reads() {
     let mut study = SchedulabilityStudy::paper(1, 1);
     study.read_share = ReadShare::Fixed(0.0);
