@@ -49,7 +49,7 @@ use super::mapping::MapTable;
 use super::registry::{self, FtlEntry};
 use super::{Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig};
-use crate::flash::CmdId;
+use crate::flash::{CmdId, OpKind};
 use crate::host::{Op, SubId, SubRequest};
 use crate::nand::{Layout, Nand, Ppn};
 use crate::SimError;
@@ -101,6 +101,9 @@ struct PartStats {
     rmw_reads: u64,
     /// Host reads issued to a die of the write set (a defect if not 0).
     host_reads_on_write_set: u64,
+    /// Host reads issued to a die whose cell was programming or erasing, as the scheduler
+    /// saw it (a defect if not 0).
+    host_reads_on_busy_writer: u64,
     host_pages_programmed: u64,
     parity_pages_written: u64,
     rotations: u64,
@@ -271,9 +274,13 @@ impl PartFtl {
         ppn: Ppn,
         bytes: u32,
     ) -> Result<(), SimError> {
-        let (_, way, _, _) = self.place_of(ppn);
+        let (channel, way, _, _) = self.place_of(ppn);
         if way == self.write_way {
             self.stats.host_reads_on_write_set += 1;
+        }
+        let cell = ctx.die_status(self.die(channel, way)).cell;
+        if matches!(cell, Some(OpKind::Program | OpKind::Erase)) {
+            self.stats.host_reads_on_busy_writer += 1;
         }
         let issue = Issue::host(sub.id).deadline(sub.deadline_ns);
         let id = ctx.read(&[ppn], bytes, issue)?;
