@@ -503,3 +503,30 @@ fn part_ftl_rotations_rebuilds_and_gc() {
         }
     }
 }
+
+/// Writes to disjoint parts of one page do not overlap, so the host lets them reach the FTL
+/// together; while the write buffer is full they all wait, and each must then merge into the
+/// page's buffered copy (a second copy would lose the first part: a bug the trace replay of
+/// tpcc found).
+#[test]
+fn part_ftl_parts_of_one_page_waiting_for_buffer_room() {
+    let mut sets = PART_SMALL.to_vec();
+    sets.extend(["run.functional_only=false", "run.precondition=0.0"]);
+    let cfg = ExperimentConfig::with_sets("default", &sets).unwrap();
+    let mut steps: Vec<Step> = (0..40)
+        .map(|i| Step::Write {
+            offset_sectors: i * 16,
+            sectors: 16,
+        })
+        .collect();
+    for (first, n) in [(1600, 3), (1603, 7), (1610, 4), (1614, 2)] {
+        steps.push(Step::Write {
+            offset_sectors: first,
+            sectors: n,
+        });
+    }
+    let o = testing::run_steps(&cfg, &steps, 64).unwrap_or_else(|e| panic!("{e}"));
+    let c = &o.ftl_report["counters"];
+    assert!(c["backpressure_waits"].as_u64().unwrap() >= 4, "{c}");
+    assert!(c["absorbed_overwrites"].as_u64().unwrap() >= 3, "{c}");
+}

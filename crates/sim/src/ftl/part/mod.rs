@@ -366,21 +366,9 @@ impl PartFtl {
     }
 
     fn write(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        let (lpn, s0, s1) = self.page_of_sub(sub);
-        let slot = self.buffered[lpn as usize];
-        if slot != NONE {
-            self.stats.absorbed_overwrites += 1;
-            self.units_written += 1;
-            let s = &mut self.slots[slot as usize];
-            s.seq = self.units_written;
-            s.deadline_ns = s.deadline_ns.min(sub.deadline_ns);
-            if !s.data.is_empty() {
-                s.data[s0..s1].fill(sub.version);
-            }
-            ctx.complete(sub.id);
-            return Ok(());
-        }
-        if !self.waiting.is_empty() || self.buffer_used >= self.sizing.buffer_pages {
+        let (lpn, _, _) = self.page_of_sub(sub);
+        let buffered = self.buffered[lpn as usize] != NONE;
+        if !buffered && (!self.waiting.is_empty() || self.buffer_used >= self.sizing.buffer_pages) {
             self.stats.backpressure_waits += 1;
             self.waiting.push_back(*sub);
             return Ok(());
@@ -389,9 +377,29 @@ impl PartFtl {
         self.dispatch(ctx)
     }
 
+    /// Merges a write into the buffered copy of its page (sub-requests of non-overlapping
+    /// parts of one page may both be outstanding).
+    fn absorb(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest, slot: u32) {
+        let (_, s0, s1) = self.page_of_sub(sub);
+        self.stats.absorbed_overwrites += 1;
+        self.units_written += 1;
+        let s = &mut self.slots[slot as usize];
+        s.seq = self.units_written;
+        s.deadline_ns = s.deadline_ns.min(sub.deadline_ns);
+        if !s.data.is_empty() {
+            s.data[s0..s1].fill(sub.version);
+        }
+        ctx.complete(sub.id);
+    }
+
     /// Puts a host write into the write buffer and acknowledges it.
     fn accept_write(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
         let (lpn, s0, s1) = self.page_of_sub(sub);
+        let slot = self.buffered[lpn as usize];
+        if slot != NONE {
+            self.absorb(ctx, sub, slot);
+            return Ok(());
+        }
         let full = s0 == 0 && s1 == self.spp;
         self.read_cmds.clear();
         self.scratch.fill(0);
