@@ -208,3 +208,39 @@ fn the_write_set_rotates_after_a_block_on_every_write_die() {
     assert_eq!(r["counters"]["groups_closed"], 1, "{r}");
     sim.check_invariants().unwrap();
 }
+
+/// Bad settings are refused with the field, the value and what is allowed.
+#[test]
+fn settings_the_design_cannot_run_are_refused() {
+    let err = |sets: &[&str]| {
+        let mut all = vec!["ftl.name=\"part-ftl\""];
+        all.extend_from_slice(sets);
+        match ExperimentConfig::with_sets("cosmos", &all) {
+            Ok(_) => panic!("{sets:?} accepted"),
+            Err(e) => e.to_string(),
+        }
+    };
+    // 16 groups: (16 - 3 - 1) / 16 = 0.75 at most.
+    let e = err(&["geometry.blocks_per_plane=16", "ftl.data_ratio=0.8"]);
+    assert!(e.contains("ftl.data_ratio") && e.contains("0.75"), "{e}");
+    let e = err(&["geometry.blocks_per_plane=4"]);
+    assert!(e.contains("geometry.blocks_per_plane"), "{e}");
+    let e = err(&["geometry.chips_per_channel=1"]);
+    assert!(e.contains("geometry.chips_per_channel"), "{e}");
+    let e = err(&["ftl.write_buffer_pages=3"]);
+    assert!(
+        e.contains("ftl.write_buffer_pages") && e.contains("8 ..="),
+        "{e}"
+    );
+    let e = err(&["ftl.data_ratio=1.5"]);
+    assert!(e.contains("ftl.data_ratio"), "{e}");
+    assert!(ExperimentConfig::with_sets(
+        "cosmos",
+        &[
+            "ftl.name=\"part-ftl\"",
+            "geometry.blocks_per_plane=16",
+            "ftl.data_ratio=0.75"
+        ]
+    )
+    .is_ok());
+}

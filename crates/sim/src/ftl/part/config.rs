@@ -67,7 +67,7 @@ impl PartConfig {
             * u64::from(ways - 1)
             * u64::from(g.channels)
             * u64::from(g.pages_per_block);
-        self.check_ratio(groups)?;
+        self.check_ratio(g)?;
         let logical = (data_pages as f64 * self.data_ratio).floor() as u64;
         if logical == 0 || logical >= u64::from(u32::MAX) {
             return Err(ConfigError::invalid(
@@ -92,22 +92,24 @@ impl PartConfig {
     /// at a group opening the other groups are the open one, at most one being erased, at
     /// most `gc_free_groups` free and the closed rest, so the logical data must fit in
     /// `groups - 3 - gc_free_groups` groups (one group of margin).
-    fn check_ratio(&self, groups: u32) -> Result<(), ConfigError> {
+    fn check_ratio(&self, g: &Geometry) -> Result<(), ConfigError> {
+        let groups = g.planes_per_die * g.blocks_per_plane;
         let usable = f64::from(groups) - 3.0 - f64::from(self.gc_free_groups);
         let max_ratio = (usable / f64::from(groups) * 1e4).floor() / 1e4;
         if self.data_ratio <= max_ratio {
             return Ok(());
         }
         if max_ratio < 0.01 {
-            let needed = (3 + self.gc_free_groups) as f64 / (1.0 - self.data_ratio);
+            let needed = f64::from(3 + self.gc_free_groups) / (1.0 - self.data_ratio);
+            let per_plane = (needed / f64::from(g.planes_per_die)).ceil();
             return Err(ConfigError::invalid(
                 "geometry.blocks_per_plane",
-                groups,
+                g.blocks_per_plane,
                 format!(
                     "part-ftl needs more stripe groups (blocks per die) for ftl.data_ratio {} and ftl.gc_free_groups {}",
                     self.data_ratio, self.gc_free_groups
                 ),
-                format!("at least {} blocks per die", needed.ceil()),
+                format!("{per_plane} ..= 1048576, or a smaller ftl.data_ratio"),
             ));
         }
         Err(ConfigError::invalid(
