@@ -677,7 +677,8 @@ fn every_preset_resolves() {
 }
 
 /// Every FTL runs on every preset with no other option than a short fresh workload, or is
-/// refused with the reason (NFTL needs small-block NAND that programs pages in any order).
+/// refused with the reason (NFTL needs small-block NAND that programs pages in any order,
+/// PaRT-FTL two dies per channel).
 #[test]
 fn every_ftl_runs_on_every_preset_that_fits_it() {
     let listed = flashlab(&["ftls"]);
@@ -706,11 +707,17 @@ fn every_ftl_runs_on_every_preset_that_fits_it() {
                 "--no-progress",
             ]);
             let small_block = p.starts_with("nftl-");
-            let fits = ftl != "nftl" || small_block;
-            let ok = if fits {
-                r.code == Some(0) && r.stdout.contains(ftl)
-            } else {
-                r.code == Some(2) && r.stderr.contains("nand.program_order")
+            // PaRT-FTL needs two dies per channel (data and parity ways): the small-block and
+            // KAST presets have one.
+            let one_die_per_channel = small_block || p.starts_with("kast-");
+            let refusal = match ftl {
+                "nftl" if !small_block => Some("nand.program_order"),
+                "part-ftl" if one_die_per_channel => Some("geometry.chips_per_channel"),
+                _ => None,
+            };
+            let ok = match refusal {
+                None => r.code == Some(0) && r.stdout.contains(ftl),
+                Some(field) => r.code == Some(2) && r.stderr.contains(field),
             };
             if !ok {
                 failures.push(format!("{ftl} on {p}: {}", r.context()));

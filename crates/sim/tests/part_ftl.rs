@@ -244,3 +244,26 @@ fn settings_the_design_cannot_run_are_refused() {
     )
     .is_ok());
 }
+
+/// V.A: 25% of the storage holds parity (one of Cosmos' four ways) and 64.3% of the rest is
+/// logical, so 48.2% of the device is exported.
+#[test]
+fn over_provisioning_of_section_v_a() {
+    let cfg = ExperimentConfig::with_sets(
+        "cosmos",
+        &[
+            "ftl.name=\"part-ftl\"",
+            "geometry.blocks_per_plane=64",
+            "run.functional_only=true",
+        ],
+    )
+    .unwrap();
+    let sim = Simulation::new(&cfg).unwrap();
+    let raw = cfg.geometry.total_pages() * u64::from(cfg.geometry.page_bytes);
+    let share = sim.logical_bytes() as f64 / raw as f64;
+    assert!((share - 0.482).abs() < 0.0005, "{share}");
+    let report = sim.ftl().report();
+    assert_eq!(report["parity_way"], 3);
+    assert_eq!(report["write_set_dies"], 4);
+    assert_eq!(report["stripe_groups"], 64);
+}
