@@ -29,6 +29,7 @@ pub mod nftl;
 pub mod pagemap;
 pub mod registry;
 pub mod twolevel;
+pub mod waogc;
 
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
