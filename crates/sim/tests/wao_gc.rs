@@ -292,3 +292,28 @@ fn a_ratio_above_eq12_bound_is_refused() {
     );
     assert_eq!(waogc::largest_ratio(16, 1), 0.4375);
 }
+
+/// GC as late as possible: on a fresh die of 16 blocks of 16 pages, the first 15 blocks fill
+/// (240 page writes, overwriting the 123 logical pages) without any collection; the 241st
+/// write finds the open block full and only the reserved block free, opens it and starts the
+/// first collection with its partial step.
+#[test]
+fn gc_starts_only_when_the_reserved_block_is_the_last_free_one() {
+    for (writes, victims, steps) in [(240u64, 0u64, 0u64), (241, 1, 1)] {
+        let count = format!("workload.count={writes}");
+        let cfg = config(
+            ONE_DIE,
+            &[
+                "run.precondition=0.0",
+                "workload.pattern=\"sequential\"",
+                "workload.read_fraction=0",
+                "workload.queue_depth=1",
+                &count,
+            ],
+        );
+        let r = run(&cfg);
+        assert_eq!(r.host.write.count, writes);
+        assert_eq!(r.gc.gc_runs, victims, "{writes} writes: {:?}", r.gc);
+        assert_eq!(counter(&r, "partial_steps"), steps, "{writes} writes");
+    }
+}
