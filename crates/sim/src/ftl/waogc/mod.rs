@@ -314,6 +314,14 @@ impl Ftl for WaoGc {
     }
 }
 
+/// Bytes the mapping table and block bookkeeping of WAO-GC would take on the device of
+/// `config` (one mapping unit per page, λ of the pages logical).
+pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigError> {
+    let (_, sizing) = WaoGcConfig::from_experiment(config)?;
+    let layout = Layout::new(&config.geometry);
+    Ok(MapTable::estimate_bytes(sizing.logical_pages) + Blocks::estimate_bytes(&layout, 1))
+}
+
 impl registry::FtlSettings for WaoGcConfig {
     fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
         Self::from_experiment(config).map(|(settings, _)| settings)
