@@ -317,3 +317,45 @@ fn gc_starts_only_when_the_reserved_block_is_the_last_free_one() {
         assert_eq!(counter(&r, "partial_steps"), steps, "{writes} writes");
     }
 }
+
+/// Measurement, not a check (docs/wao-gc.md): part-ftl.txt Fig. 16's workload, two streams of
+/// 24-page writes as fast as possible, on a fresh `cosmos` of 64 blocks per plane; prints the
+/// write bandwidth of each simulated second and when the first collection started.
+/// `cargo test -p flashlab-sim --test wao_gc -- --ignored --nocapture`
+#[test]
+#[ignore = "measurement for docs/wao-gc.md"]
+fn fig16_bandwidth_over_time() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let sets = [
+        "ftl.name=\"wao-gc\"",
+        "geometry.blocks_per_plane=64",
+        "run.precondition=0",
+        "workload.read_fraction=0",
+        "workload.block_size=196608",
+        "workload.align_bytes=8192",
+        "workload.queue_depth=2",
+        "workload.count=20000",
+    ];
+    let cfg = ExperimentConfig::with_sets("cosmos", &sets).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = flashlab_sim::Simulation::new(&cfg).unwrap_or_else(|e| panic!("{e}"));
+    let per_second = Rc::new(RefCell::new(Vec::<u64>::new()));
+    let sink = per_second.clone();
+    sim.set_observer(Box::new(move |c| {
+        let second = (c.completion_ns / 1_000_000_000) as usize;
+        let mut s = sink.borrow_mut();
+        if s.len() <= second {
+            s.resize(second + 1, 0);
+        }
+        s[second] += c.len_bytes;
+    }));
+    let source = flashlab_sim::workload_source(&cfg, &sim).unwrap_or_else(|e| panic!("{e}"));
+    let source = sim
+        .run(source, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = flashlab_sim::stats::build_report(&sim, source.describe());
+    for (second, bytes) in per_second.borrow().iter().enumerate() {
+        println!("{second:4} s {:7.1} MB/s", *bytes as f64 / 1e6);
+    }
+    println!("{:?}\n{}", report.gc, report.ftl_details);
+}
