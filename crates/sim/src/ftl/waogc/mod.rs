@@ -181,11 +181,7 @@ impl WaoGc {
             self.stats.rmw_reads += 1;
         }
         if ctx.payloads() {
-            match old.filter(|_| !full) {
-                Some(old) => self.host_data.copy_from_slice(ctx.nand().unit_data(old)),
-                None => self.host_data.fill(0),
-            }
-            self.host_data[s0..s1].fill(sub.version);
+            self.merge_host_data(ctx.nand(), old.filter(|_| !full), s0..s1, sub.version);
         }
         self.pages_written += 1;
         let seq = self.pages_written;
@@ -214,6 +210,22 @@ impl WaoGc {
         Ok(())
     }
 
+    /// The data versions of a host page write: sectors `written` get `version`, the others
+    /// come from the page's old copy `old` (a partial write), or are never written (0).
+    fn merge_host_data(
+        &mut self,
+        nand: &Nand,
+        old: Option<Ppn>,
+        written: std::ops::Range<usize>,
+        version: u64,
+    ) {
+        match old {
+            Some(old) => self.host_data.copy_from_slice(nand.unit_data(old)),
+            None => self.host_data.fill(0),
+        }
+        self.host_data[written].fill(version);
+    }
+
     fn read(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
         let (lpn, s0, s1) = self.piece(sub);
         let first = u64::from(lpn) * self.sectors_per_page + s0 as u64;
@@ -226,7 +238,7 @@ impl WaoGc {
                     ctx.deliver(sub.id, first, &self.host_data[..s1 - s0])?;
                 }
                 let issue = Issue::host(sub.id).deadline(sub.deadline_ns);
-                ctx.read(&[ppn as Ppn], self.page_bytes(), issue)?;
+                ctx.read(&[ppn], self.page_bytes(), issue)?;
             }
         }
         ctx.complete(sub.id);
