@@ -12,8 +12,9 @@
 //! - **Partial steps**: after each host page write on a die that is collecting, one step on
 //!   that die: up to c valid-page copies (read + program, or copyback within a plane when
 //!   `gc_copyback` is on) or, once the victim holds no valid page, its erase
-//!   (n = ceil(v / c) + 1 steps). Steps are timed flash commands queued after the write, so a
-//!   later write or read on that die waits behind at most one step (eqs. 13, 14).
+//!   (n = ceil(v / c) + 1 steps). Steps are timed flash commands that start only once the
+//!   write's program completed, so a request reaching that die later waits behind the step:
+//!   at most one when writes come no faster than a step takes (eqs. 13, 14).
 //! - No admission control and no background GC (the host being idle does not collect).
 //!
 //! Choices where the papers are vague (docs/wao-gc.md): the step after the write that opens
