@@ -530,3 +530,68 @@ fn part_ftl_parts_of_one_page_waiting_for_buffer_room() {
     assert!(c["backpressure_waits"].as_u64().unwrap() >= 4, "{c}");
     assert!(c["absorbed_overwrites"].as_u64().unwrap() >= 3, "{c}");
 }
+/// WAO-GC variants (`ftl/waogc`), on the small device without its over-provisioning (WAO-GC
+/// sizes the logical space by λ, `ftl.logical_ratio`): the defaults (c = 2, λ = 0.482),
+/// copyback, c = 1 (λ 0.4, under eq. 12's 0.4375 for P = 16), and GC all the time on one die of
+/// 16 blocks of 8 pages filled to steady state at λ 0.45 (eq. 12 allows 0.5 for P = 8).
+const WAO_GC_VARIANTS: &[(&str, &[&str])] = &[
+    ("defaults", &[]),
+    ("copyback", &["ftl.gc_copyback=true"]),
+    ("c=1", &["ftl.copies_per_step=1", "ftl.logical_ratio=0.4"]),
+    (
+        "constant-gc",
+        &[
+            "geometry.channels=1",
+            "geometry.planes_per_die=1",
+            "geometry.pages_per_block=8",
+            "ftl.logical_ratio=0.45",
+            "run.precondition=1.0",
+            "run.precondition_max_passes=1",
+        ],
+    ),
+];
+
+/// WAO-GC passes the shared differential run (every read checked against the shadow copy,
+/// invariants after every batch, including that a collecting die's reserved block still holds
+/// the rest of its collection), functional and timed, at queue depth 1 and 16, with
+/// collections under way on every die.
+#[test]
+fn wao_gc_variants() {
+    let device: Vec<&str> = SMALL_DEVICE
+        .iter()
+        .copied()
+        .filter(|s| !s.starts_with("ftl."))
+        .collect();
+    for functional in [true, false] {
+        for qd in [1, 16] {
+            for (i, (name, sets)) in WAO_GC_VARIANTS.iter().enumerate() {
+                let mut all = device.clone();
+                all.extend([
+                    "ftl.name=\"wao-gc\"",
+                    "run.precondition=0.0",
+                    mode(functional),
+                ]);
+                all.extend_from_slice(sets);
+                let cfg = ExperimentConfig::with_sets("default", &all)
+                    .unwrap_or_else(|e| panic!("wao-gc {name}: {e}"));
+                let steps = testing::random_steps(31 + i as u64, 4000, logical(&cfg));
+                let o = testing::run_steps(&cfg, &steps, qd).unwrap_or_else(|e| {
+                    panic!("wao-gc {name} qd {qd} functional {functional}: {e}")
+                });
+                let what = format!("wao-gc {name} qd {qd} functional {functional}");
+                assert_eq!(o.checked_sectors, o.sectors_read, "{what}");
+                let counters = &o.ftl_report["counters"];
+                assert!(o.gc.gc_runs >= 20, "{what}: GC ran {}", o.gc.gc_runs);
+                assert!(o.gc.gc_units_moved > 0, "{what}: {:?}", o.gc);
+                assert_eq!(counters["writes_without_free_page"], 0, "{what}");
+                assert!(counters["rmw_reads"].as_u64().unwrap() > 0, "{what}");
+                if name.contains("copyback") {
+                    assert!(o.flash.total(OpKind::Copyback) > 0, "{what}: no copyback");
+                }
+                if name.starts_with("c=1") {
+                    assert_eq!(counters["max_copies_in_step"], 1, "{what}");
+                }
+            }
+        }
+    }
+}

@@ -30,6 +30,7 @@ pub mod pagemap;
 pub mod part;
 pub mod registry;
 pub mod twolevel;
+pub mod waogc;
 
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
