@@ -329,6 +329,7 @@ impl RequestSource for SyntheticSource {
             offset_bytes: offset,
             len_bytes: len,
             deadline_ns,
+            task: None,
         }))
     }
 
