@@ -384,7 +384,8 @@ impl Simulation {
 
     /// Clears every measurement (host statistics, flash and FTL counters, utilisation).
     pub fn reset_measurements(&mut self) {
-        self.stats = HostStats::new().with_timeseries(self.cfg.run.timeseries_interval_ns, self.now);
+        self.stats =
+            HostStats::new().with_timeseries(self.cfg.run.timeseries_interval_ns, self.now);
         self.flash.reset_counters();
         self.flash.restart_busy_clock(self.now);
         self.ftl_counters = FtlCounters::default();

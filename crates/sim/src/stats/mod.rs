@@ -123,7 +123,10 @@ impl HostStats {
     pub fn record_deadline(&mut self, task: Option<u32>, done_ns: u64, deadline_ns: u64) {
         let missed = self.deadlines.record(done_ns, deadline_ns);
         if let Some(task) = task {
-            self.tasks.get_mut(task).deadlines.record(done_ns, deadline_ns);
+            self.tasks
+                .get_mut(task)
+                .deadlines
+                .record(done_ns, deadline_ns);
         }
         if let (true, Some(series)) = (missed, &mut self.timeseries) {
             series.record_miss(done_ns);

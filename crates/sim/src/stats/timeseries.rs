@@ -83,7 +83,10 @@ mod tests {
         s.record_miss(1_350);
         let i = s.intervals();
         assert_eq!(i.len(), 4, "the empty third interval is kept");
-        assert_eq!((i[0].requests, i[0].read_bytes, i[0].write_bytes), (2, 4096, 8192));
+        assert_eq!(
+            (i[0].requests, i[0].read_bytes, i[0].write_bytes),
+            (2, 4096, 8192)
+        );
         assert_eq!((i[0].latency_sum_ns, i[0].latency_max_ns), (100, 70));
         assert_eq!((i[1].requests, i[1].write_bytes), (1, 512));
         assert_eq!(i[2], Interval::default());
