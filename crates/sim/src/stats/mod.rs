@@ -8,8 +8,9 @@ mod timeseries;
 
 pub use realtime::{DeadlineStats, LatencyStats, TaskStats, TaskTable};
 pub use report::{
-    build_report, write_timeseries_csv, DeadlineReport, LatencySummary, OpReport, Report,
-    TaskDeadlineReport, TaskReport, TimeSeriesReport, REPORT_SCHEMA, TIMESERIES_CSV_HEADER,
+    build_report, write_timeseries_csv, DeadlineReport, IntervalReport, LatencyReport,
+    LatencySummary, OpReport, Report, SubRequestsReport, TaskDeadlineReport, TaskReport,
+    TimeSeriesReport, REPORT_SCHEMA, TIMESERIES_CSV_HEADER,
 };
 pub use table::{format_ns, render_table};
 pub use timeseries::{Interval, TimeSeries};

@@ -376,3 +376,121 @@ impl RequestSource for PeriodicSource {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::parse_spec;
+
+    const PAGE: u64 = 8192;
+
+    fn source(spec: &str) -> PeriodicSource {
+        let w = parse_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        PeriodicSource::new(&w, 1 << 30, PAGE, 7).unwrap_or_else(|e| panic!("{spec}: {e}"))
+    }
+
+    fn all(spec: &str) -> Vec<Request> {
+        let mut s = source(spec);
+        std::iter::from_fn(|| s.next_request(0).unwrap()).collect()
+    }
+
+    #[test]
+    fn table_iii_releases_jobs_at_offset_plus_multiples_of_the_period() {
+        let reqs = all("periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=120ms");
+        // Writers (tasks 0-3) at 0 and 60 ms, readers (4-7) at 0, 15, ..., 105 ms.
+        assert_eq!(reqs.len(), 4 * 2 + 4 * 8);
+        for r in &reqs {
+            let task = r.task.expect("every job has its task");
+            let (op, pages, period) = if task < 4 {
+                (Op::Write, 12, 60_000_000)
+            } else {
+                (Op::Read, 3, 15_000_000)
+            };
+            assert_eq!((r.op, r.len_bytes), (op, pages * PAGE), "task {task}");
+            assert_eq!(r.arrival_ns % period, 0, "task {task} at {}", r.arrival_ns);
+            assert_eq!(r.deadline_ns, period, "the deadline defaults to the period");
+            assert_eq!(r.offset_bytes % PAGE, 0, "page-aligned");
+            assert!(r.offset_bytes + r.len_bytes <= 1 << 30);
+        }
+        let first: Vec<(u64, u32)> = reqs[..9]
+            .iter()
+            .map(|r| (r.arrival_ns, r.task.unwrap()))
+            .collect();
+        let at = |t, ids: std::ops::Range<u32>| ids.map(move |id| (t, id));
+        let expect: Vec<(u64, u32)> = at(0, 0..8).chain(at(15_000_000, 4..5)).collect();
+        assert_eq!(first, expect, "same release: task id order");
+        let keys: Vec<(u64, u32)> = reqs
+            .iter()
+            .map(|r| (r.arrival_ns, r.task.unwrap()))
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted, "releases in (time, task id) order");
+    }
+
+    #[test]
+    fn offsets_deadlines_and_bytes_are_taken_as_given() {
+        let reqs = all("periodic:tasks=w16k@10ms/offset=3ms/deadline=2ms+r1p@4ms,count=6");
+        let got: Vec<(u64, u32, u64, u64)> = reqs
+            .iter()
+            .map(|r| (r.arrival_ns, r.task.unwrap(), r.len_bytes, r.deadline_ns))
+            .collect();
+        let ms = 1_000_000;
+        assert_eq!(
+            got,
+            vec![
+                (0, 1, PAGE, 4 * ms),
+                (3 * ms, 0, 16384, 2 * ms),
+                (4 * ms, 1, PAGE, 4 * ms),
+                (8 * ms, 1, PAGE, 4 * ms),
+                (12 * ms, 1, PAGE, 4 * ms),
+                (13 * ms, 0, 16384, 2 * ms),
+            ],
+            "count bounds the jobs of all tasks together"
+        );
+    }
+
+    #[test]
+    fn duration_bounds_release_times_and_the_expected_count() {
+        let mut s = source("periodic:tasks=w1p@10ms/offset=5ms+r1p@10ms,duration=30ms");
+        assert_eq!(s.expected_requests(), Some(3 + 3));
+        let n = std::iter::from_fn(|| s.next_request(0).unwrap()).count();
+        assert_eq!(n, 6, "releases at 5, 15, 25 and 0, 10, 20 ms; not at 30 ms");
+        assert_eq!(s.loop_mode(), LoopMode::Open);
+    }
+
+    #[test]
+    fn sequential_tasks_start_apart_and_advance_by_their_size() {
+        let reqs = all("periodic:tasks=2xw2p@1ms/seq,count=6");
+        let offsets = |task: u32| -> Vec<u64> {
+            reqs.iter()
+                .filter(|r| r.task == Some(task))
+                .map(|r| r.offset_bytes)
+                .collect()
+        };
+        let half = (1u64 << 30) / 2;
+        assert_eq!(offsets(0), vec![0, 2 * PAGE, 4 * PAGE]);
+        assert_eq!(offsets(1), vec![half, half + 2 * PAGE, half + 4 * PAGE]);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_offsets() {
+        let spec = "periodic:tasks=3xr2p@1ms,count=30";
+        assert_eq!(all(spec), all(spec));
+        let offsets: std::collections::HashSet<u64> =
+            all(spec).iter().map(|r| r.offset_bytes).collect();
+        assert!(offsets.len() > 20, "uniform offsets vary: {offsets:?}");
+    }
+
+    #[test]
+    fn a_request_larger_than_the_range_is_refused_naming_the_task() {
+        let w = parse_spec("periodic:tasks=r1p@1ms+w200p@1ms,count=5").unwrap();
+        let e = PeriodicSource::new(&w, 100 * PAGE, PAGE, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("workload.tasks[1].pages") && e.contains("fit"),
+            "{e}"
+        );
+    }
+}

@@ -1103,6 +1103,125 @@ mod tests {
     }
 
     #[test]
+    fn table_iii_fits_on_one_line_and_round_trips() {
+        let w = parse_spec("periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=10s").unwrap();
+        assert_eq!(w.pattern, Pattern::Periodic);
+        assert_eq!(w.duration_ns, 10_000_000_000);
+        let write = PeriodicTask {
+            op: TaskOp::Write,
+            pages: 12,
+            period_ns: 60_000_000,
+            count: 4,
+            ..PeriodicTask::default()
+        };
+        let read = PeriodicTask {
+            op: TaskOp::Read,
+            pages: 3,
+            period_ns: 15_000_000,
+            count: 4,
+            ..PeriodicTask::default()
+        };
+        assert_eq!(w.tasks, vec![write, read]);
+        for spec in [
+            "periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=10s",
+            "periodic:tasks=write96k@1500us/offset=7ns/deadline=2s/seq+read3p@1min,count=50,range=0.5",
+        ] {
+            let w = parse_spec(spec).unwrap();
+            assert_eq!(
+                parse_spec(&w.to_spec()).unwrap(),
+                w,
+                "{spec} -> {}",
+                w.to_spec()
+            );
+        }
+        assert_eq!(
+            parse_spec("periodic:tasks=w96k@1500us/offset=7ns/deadline=2s/seq,count=9")
+                .unwrap()
+                .to_spec(),
+            "periodic:tasks=1xw96k@1500us/offset=7ns/deadline=2s/seq,count=9"
+        );
+    }
+
+    #[test]
+    fn bad_tasks_get_clear_errors() {
+        let cases: &[(&str, &[&str])] = &[
+            ("periodic", &["workload.tasks", "at least one task"]),
+            (
+                "periodic:tasks=4xq12p@60ms",
+                &["workload.tasks", "unknown operation `q`", "r or w"],
+            ),
+            (
+                "periodic:tasks=4xw12p",
+                &["`4xw12p`", "no @PERIOD", "4xw12p@60ms"],
+            ),
+            ("periodic:tasks=4xw@60ms", &["no request size"]),
+            ("periodic:tasks=12p@60ms", &["no operation"]),
+            ("periodic:tasks=2x12p@60ms", &["no operation"]),
+            ("periodic:tasks=w12p@60", &["period", "add a unit"]),
+            (
+                "periodic:tasks=w12p@0ms",
+                &["workload.tasks[0].period_ns", "1 ..="],
+            ),
+            ("periodic:tasks=w1p@1ms+w12p@1ms+", &["an empty task"]),
+            (
+                "periodic:tasks=w12p@1ms/every=3",
+                &["unknown task option `every=3`", "seq"],
+            ),
+            (
+                "periodic:tasks=w1p@1ms+0xw12p@1ms",
+                &["workload.tasks[1].count", "1 ..= 65536"],
+            ),
+            (
+                "periodic:tasks=w1000@1ms",
+                &["workload.tasks[0].bytes", "multiple of 512"],
+            ),
+            ("periodic:tasks=w1p@1ms/deadline=-1ms", &["negative"]),
+            (
+                "periodic:tasks=40000xw1p@1ms+40000xr1p@1ms",
+                &["too many tasks"],
+            ),
+            (
+                "periodic:tasks=w1p@1ms,qd=4",
+                &["workload.queue_depth", "does not apply to the periodic"],
+            ),
+            (
+                "periodic:tasks=w1p@1ms,bs=4k",
+                &["workload.block_size", "periodic"],
+            ),
+            (
+                "periodic:tasks=w1p@1ms,deadline=2ms",
+                &["workload.deadline_ns", "periodic"],
+            ),
+            ("periodic:tasks=w1p@1ms,tasks=r1p@1ms", &["already given"]),
+            (
+                "randwrite:tasks=w1p@1ms",
+                &["workload.tasks", "periodic workload only"],
+            ),
+            ("periodic:tasks=w1p@1ms,count=0", &["duration_ns"]),
+        ];
+        for (spec, needles) in cases {
+            let e = parse_spec(spec).expect_err(spec).to_string();
+            for needle in *needles {
+                assert!(e.contains(needle), "{spec}: `{needle}` not in: {e}");
+            }
+        }
+        let mut w = parse_spec("periodic:tasks=w1p@1ms").unwrap();
+        w.tasks[0].bytes = 4096;
+        let e = w.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("workload.tasks[0].bytes") && e.contains("both"),
+            "{e}"
+        );
+        w.tasks[0].pages = 0;
+        w.tasks[0].bytes = 0;
+        let e = w.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("workload.tasks[0].pages") && e.contains("missing"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn errors_name_the_key() {
         let e = parse_spec("randwrite:bs=0").unwrap_err().to_string();
         assert!(
