@@ -16,7 +16,6 @@ use flashlab_sim::{run_experiment, ExperimentConfig, Report};
 
 const ALONE_NS: u64 = 500 + 55_120 + 4_096;
 const SECOND_NS: u64 = 1_000 + 109_740 + 4_096;
-const MS: u64 = 1_000_000;
 
 fn tiny(extra: &[&str]) -> ExperimentConfig {
     let mut sets = vec![
