@@ -74,6 +74,17 @@ fn a_single_task_alone_meets_a_generous_deadline() {
 }
 
 #[test]
+fn a_buffered_write_takes_no_time_in_the_ftl() {
+    // Acknowledged from the write buffer: 0 ns in the FTL (recorded as 1 ns), and the request
+    // takes its command and its data's crossing of the link: 500 + 4_096 ns.
+    let r = run("periodic:tasks=w1p@1ms,count=5", &[]);
+    let sub = &r.host.sub_requests.write;
+    assert_eq!((sub.count, sub.latency_ns.mean), (5, 1.0));
+    assert_eq!(r.host.write.latency_ns.mean, (500 + 4_096) as f64);
+    assert_eq!(r.tasks[0].write.latency_ns.mean, (500 + 4_096) as f64);
+}
+
+#[test]
 fn a_deadline_met_exactly_is_not_a_miss() {
     let exact = format!("periodic:tasks=r1p@1ms/deadline={ALONE_NS}ns,count=5");
     let d = run(&exact, &[]).deadlines.expect("deadlines");
