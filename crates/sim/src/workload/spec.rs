@@ -1219,6 +1219,21 @@ mod tests {
             e.contains("workload.tasks[0].pages") && e.contains("missing"),
             "{e}"
         );
+        // A --config file reaches only the validation: it refuses the other kinds' keys too.
+        let mut w = parse_spec("periodic:tasks=w1p@1ms").unwrap();
+        w.queue_depth = 4;
+        let e = w.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("workload.queue_depth") && e.contains("periodic"),
+            "{e}"
+        );
+        let mut w = parse_spec("periodic:tasks=w1p@1ms").unwrap();
+        w.pacing = Pacing::Open;
+        let e = w.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("workload.pacing") && e.contains("periodic"),
+            "{e}"
+        );
     }
 
     #[test]
