@@ -54,7 +54,7 @@ WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
   hot       hot/cold split SPACE:ACCESS, e.g. 0.2:0.8 (20% of the space gets 80% of requests)
   align     offset alignment in bytes (0 = the request size)      default 4k
   range     fraction of the logical space addressed               default 1.0
-  deadline  relative deadline of each request for EDF queues: 5ms default none
+  deadline  relative deadline of each request (EDF queues, the report's misses): 5ms  default none
 Examples: randwrite:bs=4k,qd=32,count=1e6   seqread:bs=128k,qd=8,duration=2s
           zipf:theta=1.2,read=0.9,bs=4k,qd=64   randrw:read=0.7,rate=20k,count=1e5
           desktop:qd=8,count=1e5   desktop:rate=2k,count=1e5
