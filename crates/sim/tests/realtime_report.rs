@@ -202,3 +202,33 @@ fn ordinary_workloads_have_no_tasks_and_no_deadline_section() {
     assert_eq!((d.requests, d.misses), (50, 0));
     assert!(d.tasks.is_empty() && r.tasks.is_empty());
 }
+
+#[test]
+fn requests_submitted_with_sparse_task_ids_are_reported_per_task() {
+    use flashlab_sim::host::{Op, Request};
+    use flashlab_sim::{stats::build_report, Simulation};
+    let config = tiny(&[]);
+    let mut sim = Simulation::new(&config).unwrap_or_else(|e| panic!("{e}"));
+    sim.precondition().unwrap_or_else(|e| panic!("{e}"));
+    sim.reset_measurements();
+    for (task, deadline_ns) in [(4_000_000_000, 1_000), (7, 0), (4_000_000_000, ALONE_NS)] {
+        let request = Request {
+            arrival_ns: 0,
+            op: Op::Read,
+            offset_bytes: 0,
+            len_bytes: 4096,
+            deadline_ns,
+            task: Some(task),
+        };
+        sim.submit(request).unwrap_or_else(|e| panic!("{e}"));
+        sim.run_until_idle().unwrap_or_else(|e| panic!("{e}"));
+    }
+    let r = build_report(&sim, serde_json::Value::Null);
+    let tasks: Vec<(u32, u64)> = r.tasks.iter().map(|t| (t.task, t.read.count)).collect();
+    assert_eq!(tasks, vec![(7, 1), (4_000_000_000, 2)], "in task-id order");
+    let d = r.deadlines.expect("two requests had deadlines");
+    assert_eq!((d.requests, d.misses), (2, 1));
+    assert_eq!(d.worst_lateness_ns, ALONE_NS - 1_000);
+    assert_eq!(d.tasks.len(), 1, "task 7 had no deadline");
+    assert_eq!((d.tasks[0].task, d.tasks[0].misses), (4_000_000_000, 1));
+}

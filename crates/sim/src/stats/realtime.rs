@@ -5,7 +5,8 @@
 //!
 //! A request misses its deadline when the host sees it complete strictly after its absolute
 //! deadline (arrival + relative deadline); its lateness is completion minus deadline.
-//! Per-task records grow when a task id is first seen, never per request.
+//! A task's record, and its histogram of an operation, are made when first needed (a new task
+//! id, its first request of that operation), never per request; task ids may be sparse.
 
 use hdrhistogram::Histogram;
 
@@ -88,37 +89,46 @@ impl LatencyStats {
 /// What one periodic task's completed requests measured.
 #[derive(Debug, Clone, Default)]
 pub struct TaskStats {
-    /// Latency per operation (indexed by [`Op::index`]).
-    pub ops: [LatencyStats; 4],
+    /// Latency per operation (indexed by [`Op::index`]), made at its first request.
+    ops: [Option<LatencyStats>; 4],
     pub deadlines: DeadlineStats,
 }
 
-/// Per-task records, indexed by task id (grown when a larger id is first seen).
+impl TaskStats {
+    /// Latencies of the task's requests of `op`, if it had any.
+    pub fn op(&self, op: Op) -> Option<&LatencyStats> {
+        self.ops[op.index()].as_ref()
+    }
+}
+
+/// Per-task records, sorted by task id.
 #[derive(Debug, Clone, Default)]
 pub struct TaskTable {
-    tasks: Vec<Option<TaskStats>>,
+    tasks: Vec<(u32, TaskStats)>,
 }
 
 impl TaskTable {
     /// The record of `task`, created on first use.
     pub fn get_mut(&mut self, task: u32) -> &mut TaskStats {
-        let i = task as usize;
-        if self.tasks.len() <= i {
-            self.tasks.resize(i + 1, None);
-        }
-        self.tasks[i].get_or_insert_with(TaskStats::default)
+        let i = match self.tasks.binary_search_by_key(&task, |(id, _)| *id) {
+            Ok(i) => i,
+            Err(i) => {
+                self.tasks.insert(i, (task, TaskStats::default()));
+                i
+            }
+        };
+        &mut self.tasks[i].1
     }
 
     /// Records a completed request of `task`.
     pub fn record(&mut self, task: u32, op: Op, bytes: u64, latency_ns: u64) {
-        self.get_mut(task).ops[op.index()].record(bytes, latency_ns);
+        self.get_mut(task).ops[op.index()]
+            .get_or_insert_with(LatencyStats::default)
+            .record(bytes, latency_ns);
     }
 
     /// Tasks seen, in id order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, &TaskStats)> {
-        self.tasks
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| t.as_ref().map(|t| (i as u32, t)))
+        self.tasks.iter().map(|(id, t)| (*id, t))
     }
 }

@@ -87,6 +87,11 @@ pub struct LatencyReport {
 }
 
 impl LatencyReport {
+    /// The figures of `s`, all 0 when there is none.
+    fn of_some(s: Option<&LatencyStats>) -> Self {
+        s.map_or_else(Self::default, Self::of)
+    }
+
     fn of(s: &LatencyStats) -> Self {
         let mut latency_ns = LatencySummary::of(&s.latency);
         latency_ns.mean = s.mean_ns();
@@ -516,10 +521,10 @@ fn task_reports(sim: &Simulation) -> Vec<TaskReport> {
         .iter()
         .map(|(task, t)| TaskReport {
             task,
-            read: LatencyReport::of(&t.ops[Op::Read.index()]),
-            write: LatencyReport::of(&t.ops[Op::Write.index()]),
-            trim: LatencyReport::of(&t.ops[Op::Trim.index()]),
-            flush: LatencyReport::of(&t.ops[Op::Flush.index()]),
+            read: LatencyReport::of_some(t.op(Op::Read)),
+            write: LatencyReport::of_some(t.op(Op::Write)),
+            trim: LatencyReport::of_some(t.op(Op::Trim)),
+            flush: LatencyReport::of_some(t.op(Op::Flush)),
         })
         .collect()
 }

@@ -30,8 +30,9 @@ use crate::SimError;
 
 /// Stream of the periodic tasks' offsets (distinct from the other generators').
 const PERIODIC_STREAM: u64 = 0x7e51_0d1c;
-/// Most tasks a workload may have (after expanding `count`).
-pub const MAX_TASKS: u64 = 65_536;
+/// Most tasks a workload may have (after expanding `count`): far above a real-time task set
+/// (part-ftl.txt's have 8 to 10), and bounding the report's per-task histograms.
+pub const MAX_TASKS: u64 = 4_096;
 
 /// What a periodic task does each period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1169,7 +1169,7 @@ mod tests {
             ),
             (
                 "periodic:tasks=w1p@1ms+0xw12p@1ms",
-                &["workload.tasks[1].count", "1 ..= 65536"],
+                &["workload.tasks[1].count", "1 ..= 4096"],
             ),
             (
                 "periodic:tasks=w1000@1ms",
@@ -1177,7 +1177,7 @@ mod tests {
             ),
             ("periodic:tasks=w1p@1ms/deadline=-1ms", &["negative"]),
             (
-                "periodic:tasks=40000xw1p@1ms+40000xr1p@1ms",
+                "periodic:tasks=4000xw1p@1ms+4000xr1p@1ms",
                 &["too many tasks"],
             ),
             (
