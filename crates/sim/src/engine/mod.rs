@@ -830,23 +830,8 @@ impl Simulation {
     fn request_done(&mut self, req: u32) -> Result<(), SimError> {
         let r = *self.reqs.get(req);
         self.reqs.remove(req);
-        let latency = self.now - r.arrival_ns;
         if r.measured {
-            self.stats.record(
-                r.op,
-                r.sectors * self.sector_bytes,
-                r.arrival_ns,
-                self.now,
-                latency,
-            );
-            self.stats.record_host_wait(r.issue_ns - r.arrival_ns);
-            let bytes = r.sectors * self.sector_bytes;
-            if r.deadline_ns != u64::MAX {
-                self.stats.record_deadline(r.task, self.now, r.deadline_ns);
-            }
-            if let Some(task) = r.task {
-                self.stats.record_task(task, r.op, bytes, latency);
-            }
+            self.record_completed(&r);
         }
         if let Some(observer) = &mut self.observer {
             observer(&CompletedRequest {
@@ -884,6 +869,22 @@ impl Simulation {
             self.push_call(Call::Idle)?;
         }
         Ok(())
+    }
+
+    /// Adds a measured request the host sees complete now to the statistics: latency,
+    /// host-side wait, deadline and task.
+    fn record_completed(&mut self, r: &ReqState) {
+        let latency = self.now - r.arrival_ns;
+        let bytes = r.sectors * self.sector_bytes;
+        self.stats
+            .record(r.op, bytes, r.arrival_ns, self.now, latency);
+        self.stats.record_host_wait(r.issue_ns - r.arrival_ns);
+        if r.deadline_ns != u64::MAX {
+            self.stats.record_deadline(r.task, self.now, r.deadline_ns);
+        }
+        if let Some(task) = r.task {
+            self.stats.record_task(task, r.op, bytes, latency);
+        }
     }
 
     /// Queues an FTL call for the CPU, in its priority class, bound to the core the FTL names
