@@ -86,6 +86,7 @@ fn mixed_run(
             offset_bytes: rng.random_range(0..pages) * PAGE,
             len_bytes: PAGE,
             deadline_ns: 60 * MS,
+            task: None,
         });
         t += write_gap_ns;
     }
@@ -96,6 +97,7 @@ fn mixed_run(
             offset_bytes: rng.random_range(0..pages) * PAGE,
             len_bytes: PAGE,
             deadline_ns: 15 * MS,
+            task: None,
         });
     }
     requests.sort_by_key(|r| r.arrival_ns);
@@ -174,6 +176,7 @@ fn the_write_set_rotates_after_a_block_on_every_write_die() {
                 offset_bytes: written * PAGE,
                 len_bytes: PAGE,
                 deadline_ns: 0,
+                task: None,
             };
             sim.submit(r).unwrap();
             sim.run_until_idle().unwrap();
