@@ -306,3 +306,20 @@ def test_merges_match_their_documentation(
     assert sum(n for _, n in m["associativity"]["histogram"]) == m["total"]
     assert m["associativity"]["max"] <= 4
     assert 0 < m["blocking_ns"]["max"] <= m["predicted_worst_blocking_ns"]
+
+
+def test_part_ftl_details_match_their_documentation() -> None:
+    report = flashlab.run(
+        "cosmos",
+        ftl="part-ftl",
+        workload="randrw:bs=8k,count=3000",
+        precondition=1.0,
+        set={
+            "geometry.pages_per_block": 32,
+            "geometry.blocks_per_plane": 16,
+            "run.precondition_max_passes": 1,
+        },
+    )
+    check_against_section(report, "PaRT-FTL fields", "ftl_details")
+    assert report["ftl_details"]["write_set_dies"] == 4
+    assert report["ftl_details"]["counters"]["rebuilt_reads"] > 0

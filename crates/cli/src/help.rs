@@ -81,12 +81,17 @@ pub fn run_long_help() -> String {
     );
     section(
         &mut out,
+        "Periodic tasks ([[workload.tasks]] tables of the periodic workload; --workload periodic:tasks=... sets them):",
+        &flashlab_sim::workload::PeriodicTask::default().field_docs(),
+    );
+    section(
+        &mut out,
         "Trace replay ([trace]; --trace FILE replaces the workload; formats: `flashlab trace formats`):",
         &c.trace.field_docs(),
     );
     section(&mut out, "Run:", &c.run.field_docs());
     out.push_str(
-        "\nEXAMPLES:\n  flashlab run\n  flashlab run --device cosmos --ftl pagemap --workload randwrite:bs=4k,qd=32,count=1e6 \\\n      --precondition 1.0 --json out.json\n  flashlab run --trace tpcc.trace --trace-format disksim-ns --set trace.replay=closed --set trace.queue_depth=512\n  flashlab run --set timing.die_queue_policy=read-first --set ftl.gc_victim=cost-benefit\n\
+        "\nEXAMPLES:\n  flashlab run\n  flashlab run --device cosmos --ftl pagemap --workload randwrite:bs=4k,qd=32,count=1e6 \\\n      --precondition 1.0 --json out.json\n  flashlab run --trace tpcc.trace --trace-format disksim-ns --set trace.replay=closed --set trace.queue_depth=512\n  flashlab run --set timing.die_queue_policy=read-first --set ftl.gc_victim=cost-benefit\n  flashlab run --device cosmos --workload periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=10s \\\n      --set timing.die_queue_policy=edf --timeseries-interval 100ms --timeseries-csv ts.csv\n\
          \nEXIT CODES: 0 success, 2 bad input, 70 internal error (FTL or simulator bug), 74 output not written.\n",
     );
     out

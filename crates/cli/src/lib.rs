@@ -18,7 +18,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use flashlab_sim::config::{preset, ConfigSource, ExperimentConfig, PRESETS};
 use flashlab_sim::engine::PreconditionProgress;
 use flashlab_sim::ftl::registry;
-use flashlab_sim::stats::{build_report, render_table};
+use flashlab_sim::stats::{build_report, render_table, write_timeseries_csv};
 use flashlab_sim::workload::{parse_spec, RequestSource};
 use flashlab_sim::{SimError, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -109,6 +109,14 @@ struct RunArgs {
     /// Write the JSON report to FILE (`-` for standard output)
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Keep a time series of bandwidth, latency and deadline misses per interval of this
+    /// much simulated time (e.g. 100ms; sets run.timeseries_interval_ns)
+    #[arg(long, value_name = "TIME")]
+    timeseries_interval: Option<String>,
+    /// Write the time series as CSV to FILE (`-` for standard output); needs an interval
+    /// (--timeseries-interval or run.timeseries_interval_ns)
+    #[arg(long, value_name = "FILE")]
+    timeseries_csv: Option<PathBuf>,
     /// Do not print the result table
     #[arg(short, long)]
     quiet: bool,
@@ -213,6 +221,14 @@ fn shortcut_sets(a: &RunArgs) -> Result<Vec<String>, SimError> {
     if a.verify {
         sets.push("run.verify=true".into());
     }
+    if let Some(time) = &a.timeseries_interval {
+        let ns =
+            flashlab_sim::workload::parse_duration_ns(time).map_err(|message| SimError::Input {
+                location: "--timeseries-interval".into(),
+                message,
+            })?;
+        sets.push(format!("run.timeseries_interval_ns={ns}"));
+    }
     sets.extend(a.sets.iter().cloned());
     Ok(sets)
 }
@@ -229,6 +245,19 @@ fn load_config(a: &RunArgs) -> Result<ExperimentConfig, SimError> {
         sets: &sets,
     })?;
     refuse_unused(a, &config)?;
+    let to_stdout = |p: &Option<PathBuf>| p.as_deref().is_some_and(output::is_stdout);
+    if to_stdout(&a.timeseries_csv) && to_stdout(&a.json) {
+        return Err(SimError::Input {
+            location: "--timeseries-csv".into(),
+            message: "--json also writes to standard output: send one of them to a file".into(),
+        });
+    }
+    if a.timeseries_csv.is_some() && config.run.timeseries_interval_ns == 0 {
+        return Err(SimError::Input {
+            location: "--timeseries-csv".into(),
+            message: "the run keeps no time series: give its interval with --timeseries-interval TIME (e.g. 100ms) or --set run.timeseries_interval_ns=NS".into(),
+        });
+    }
     Ok(config)
 }
 
@@ -303,6 +332,10 @@ fn run_command(a: &RunArgs) -> i32 {
         Ok(o) => o,
         Err(code) => return code,
     };
+    let csv_out = match open_output(a.timeseries_csv.as_deref()) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let show_progress = !a.no_progress && std::io::stderr().is_terminal();
     let (report, wall) = match simulate(&config, show_progress) {
         Ok(r) => r,
@@ -321,6 +354,14 @@ fn run_command(a: &RunArgs) -> i32 {
             eprint!("{table}{footer}");
         } else {
             print!("{table}{footer}");
+        }
+    }
+    if let (Some(out), Some(series)) = (csv_out, &report.timeseries) {
+        let mut text = Vec::new();
+        write_timeseries_csv(series, &mut text).expect("writing to memory succeeds");
+        if let Err(e) = out.write_whole(&text) {
+            eprintln!("error: {e}");
+            return EXIT_IO;
         }
     }
     match json_out {

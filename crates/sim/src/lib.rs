@@ -93,6 +93,15 @@ pub fn workload_source(
             sim.stop_check(),
         )?;
         Ok(Box::new(source))
+    } else if config.workload.pattern == workload::Pattern::Periodic {
+        let page_bytes = u64::from(sim.nand().layout().page_bytes);
+        let source = workload::PeriodicSource::new(
+            &config.workload,
+            sim.logical_bytes(),
+            page_bytes,
+            config.run.seed,
+        )?;
+        Ok(Box::new(source))
     } else {
         let source =
             workload::SyntheticSource::new(&config.workload, sim.logical_bytes(), config.run.seed)?;

@@ -19,7 +19,7 @@ pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigErro
         .ftl
         .get("mapping_unit_bytes")
         .and_then(toml::Value::as_integer)
-        .unwrap_or(if config.ftl_name() == "nftl" {
+        .unwrap_or(if matches!(config.ftl_name(), "nftl" | "wao-gc") {
             i64::from(config.geometry.page_bytes)
         } else {
             4096
@@ -122,6 +122,12 @@ mod tests {
                 "ftl.name=\"st-ftl\"",
                 "geometry.blocks_per_plane=16",
                 "ftl.over_provisioning=0.2",
+            ],
+            &[
+                "ftl.name=\"wao-gc\"",
+                "geometry.blocks_per_plane=16",
+                "ftl.logical_ratio=0.4",
+                "run.payloads=true",
             ],
         ] {
             let config = ExperimentConfig::with_sets("default", sets).unwrap();

@@ -139,6 +139,7 @@ pub fn sector_request(op: Op, first_sector: u64, sectors: u64) -> Request {
         offset_bytes: first_sector * 512,
         len_bytes: sectors * 512,
         deadline_ns: 0,
+        task: None,
     }
 }
 
@@ -248,6 +249,7 @@ impl Driver {
             offset_bytes: offset.saturating_mul(self.sector_bytes),
             len_bytes: sectors.saturating_mul(self.sector_bytes),
             deadline_ns: 0,
+            task: None,
         }
     }
 

@@ -81,6 +81,7 @@ fn read(at_ns: u64, offset: u64) -> Request {
         offset_bytes: offset,
         len_bytes: 16384,
         deadline_ns: 0,
+        task: None,
     }
 }
 

@@ -110,6 +110,7 @@ fn a_translation_load_moves_one_unit_over_the_bus() {
         offset_bytes: unit * 4096,
         len_bytes: if op == Op::Flush { 0 } else { 4096 },
         deadline_ns: 0,
+        task: None,
     };
     // A one-entry cache: each write evicts the previous unit's dirty entry, so translation
     // pages 0..4 are written back and fill one flash page of the translation block.
@@ -167,6 +168,7 @@ fn ideal_exec_time_keeps_the_map_cache_traffic() {
                 offset_bytes: (x >> 33) % logical_units * 512,
                 len_bytes: 512,
                 deadline_ns: 0,
+                task: None,
             })
             .unwrap();
             sim.run_until_idle().unwrap();

@@ -170,6 +170,7 @@ fn read(lpn: u64) -> Request {
         offset_bytes: lpn * UNIT,
         len_bytes: UNIT,
         deadline_ns: 0,
+        task: None,
     }
 }
 

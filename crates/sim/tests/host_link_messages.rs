@@ -69,6 +69,7 @@ fn request(op: Op, offset_bytes: u64, len_bytes: u64) -> Request {
         offset_bytes,
         len_bytes,
         deadline_ns: 0,
+        task: None,
     }
 }
 

@@ -162,6 +162,7 @@ fn a_request_held_for_an_overlapping_one_keeps_its_place_in_the_queue() {
             offset_bytes,
             len_bytes: 16384,
             deadline_ns: 0,
+            task: None,
         };
         let hot = 0;
         let others = |base: u64| (1..=12).map(move |i| base + i * (1 << 20));

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::settings::shown_value;
 use super::{
     preset, preset_names, settings, ConfigError, CpuConfig, DeviceConfig, Geometry, HostConfig,
-    NandRules, Timing, MAX_CONFIG_INTEGER,
+    NandRules, Timing, MAX_CONFIG_INTEGER, MAX_SIMULATED_NS,
 };
 use crate::settings;
 use crate::trace::TraceConfig;
@@ -45,6 +45,8 @@ settings! {
         verify: bool = false, unit "";
         /// Refuse a device whose simulator state would take more memory than this (0: no limit of its own; `flashlab run` then refuses more than the memory available).
         max_memory_bytes: u64 = 0, unit "bytes", range 0 ..= MAX_CONFIG_INTEGER;
+        /// Length of the intervals of the report's time series (bandwidth, latency and deadline misses per interval; 0: no time series).
+        timeseries_interval_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
     }
 }
 

@@ -89,7 +89,10 @@ struct ReqState {
     arrival_ns: u64,
     /// When the device took it (after any host-side wait).
     issue_ns: u64,
+    /// Absolute deadline (`u64::MAX` for none).
     deadline_ns: u64,
+    /// The periodic task that released it.
+    task: Option<u32>,
     subs_left: u32,
     version: u64,
     /// Admission order.
@@ -134,6 +137,9 @@ struct SubState {
     phase: SubPhase,
     pending_cmds: u32,
     ftl_done: bool,
+    /// When it was handed to the FTL (its FTL latency runs from here to the FTL's
+    /// completion).
+    ftl_start_ns: u64,
 }
 
 /// Progress of a measured run, passed to the progress callback.
@@ -378,7 +384,8 @@ impl Simulation {
 
     /// Clears every measurement (host statistics, flash and FTL counters, utilisation).
     pub fn reset_measurements(&mut self) {
-        self.stats = HostStats::new();
+        self.stats =
+            HostStats::new().with_timeseries(self.cfg.run.timeseries_interval_ns, self.now);
         self.flash.reset_counters();
         self.flash.restart_busy_clock(self.now);
         self.ftl_counters = FtlCounters::default();
@@ -627,6 +634,7 @@ impl Simulation {
             arrival_ns: r.arrival_ns,
             issue_ns: self.now.max(r.arrival_ns),
             deadline_ns,
+            task: r.task,
             subs_left: 0,
             version,
             seq: self.requests_admitted,
@@ -722,6 +730,7 @@ impl Simulation {
                         },
                         pending_cmds: 0,
                         ftl_done: false,
+                        ftl_start_ns: self.now,
                     });
                     if let (Op::Read, Some(shadow)) = (r.op, &mut self.shadow) {
                         shadow.begin_read(sub, first, count);
@@ -744,6 +753,7 @@ impl Simulation {
                     phase: SubPhase::Ftl,
                     pending_cmds: 0,
                     ftl_done: false,
+                    ftl_start_ns: self.now,
                 });
                 self.reqs.get_mut(req).subs_left = 1;
                 self.push_call(Call::Submit(sub))?;
@@ -755,7 +765,9 @@ impl Simulation {
     fn link_done(&mut self, sub: SubId) -> Result<(), SimError> {
         match self.subs.get(sub).phase {
             SubPhase::DataIn => {
-                self.subs.get_mut(sub).phase = SubPhase::Ftl;
+                let s = self.subs.get_mut(sub);
+                s.phase = SubPhase::Ftl;
+                s.ftl_start_ns = self.now;
                 self.push_call(Call::Submit(sub))
             }
             SubPhase::DataOut => self.sub_done(sub),
@@ -769,7 +781,14 @@ impl Simulation {
         if !(s.ftl_done && s.pending_cmds == 0 && s.phase == SubPhase::Ftl) {
             return Ok(());
         }
-        let op = self.reqs.get(s.req).op;
+        let (sectors, ftl_start_ns) = (s.sectors, s.ftl_start_ns);
+        let r = self.reqs.get(s.req);
+        let op = r.op;
+        if r.measured {
+            let bytes = sectors * self.sector_bytes;
+            self.stats
+                .record_sub_request(op, bytes, self.now - ftl_start_ns);
+        }
         if op == Op::Read && !self.functional && self.link.data_over_link() {
             let bytes = s.sectors * self.sector_bytes;
             self.subs.get_mut(sub).phase = SubPhase::DataOut;
@@ -811,16 +830,8 @@ impl Simulation {
     fn request_done(&mut self, req: u32) -> Result<(), SimError> {
         let r = *self.reqs.get(req);
         self.reqs.remove(req);
-        let latency = self.now - r.arrival_ns;
         if r.measured {
-            self.stats.record(
-                r.op,
-                r.sectors * self.sector_bytes,
-                r.arrival_ns,
-                self.now,
-                latency,
-            );
-            self.stats.record_host_wait(r.issue_ns - r.arrival_ns);
+            self.record_completed(&r);
         }
         if let Some(observer) = &mut self.observer {
             observer(&CompletedRequest {
@@ -858,6 +869,22 @@ impl Simulation {
             self.push_call(Call::Idle)?;
         }
         Ok(())
+    }
+
+    /// Adds a measured request the host sees complete now to the statistics: latency,
+    /// host-side wait, deadline and task.
+    fn record_completed(&mut self, r: &ReqState) {
+        let latency = self.now - r.arrival_ns;
+        let bytes = r.sectors * self.sector_bytes;
+        self.stats
+            .record(r.op, bytes, r.arrival_ns, self.now, latency);
+        self.stats.record_host_wait(r.issue_ns - r.arrival_ns);
+        if r.deadline_ns != u64::MAX {
+            self.stats.record_deadline(r.task, self.now, r.deadline_ns);
+        }
+        if let Some(task) = r.task {
+            self.stats.record_task(task, r.op, bytes, latency);
+        }
     }
 
     /// Queues an FTL call for the CPU, in its priority class, bound to the core the FTL names

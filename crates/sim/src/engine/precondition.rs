@@ -188,5 +188,6 @@ fn write(offset: u64, len: u64) -> Request {
         offset_bytes: offset,
         len_bytes: len,
         deadline_ns: 0,
+        task: None,
     }
 }

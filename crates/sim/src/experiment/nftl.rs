@@ -107,6 +107,7 @@ fn run_one(
             offset_bytes: r.first_sector * 512,
             len_bytes: r.sectors * 512,
             deadline_ns: 0,
+            task: None,
         })?;
         sim.run_until_idle()?;
     }

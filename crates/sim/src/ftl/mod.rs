@@ -27,8 +27,10 @@ pub mod merge;
 pub mod mtftl;
 pub mod nftl;
 pub mod pagemap;
+pub mod part;
 pub mod registry;
 pub mod twolevel;
+pub mod waogc;
 
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
@@ -38,7 +40,9 @@ use crate::flash::{
     Cause, CmdId, DieStatus, FlashOp, FlashScheduler, OpKind, MAX_PLANES_PER_OP, NIL,
 };
 use crate::host::{SubId, SubRequest};
-use crate::nand::{BlockId, DieId, Layout, Nand, NandError, OobEntry, Ppn, Spare};
+use crate::nand::{
+    BlockId, DieId, Layout, Nand, NandError, OobEntry, Ppn, Spare, OOB_FLAG_TRANSLATION,
+};
 use crate::verify::Shadow;
 use crate::SimError;
 use mapcache::MapCacheReport;
@@ -245,7 +249,8 @@ impl FtlCounters {
 
 /// The (host sector, data version) pairs a program of `pages` pages carries: unit slot `i`
 /// whose OOB entry names logical unit `l` holds sectors `l * unit_sectors ..`, with the
-/// versions of its run of `data` (never-written sectors, version 0, are left out).
+/// versions of its run of `data` (never-written sectors, version 0, are left out). Slots
+/// flagged [`OOB_FLAG_TRANSLATION`] hold no host data (translation or parity pages).
 fn programmed_sectors<'d>(
     nand: &Nand,
     entries: &'d [OobEntry],
@@ -257,6 +262,7 @@ fn programmed_sectors<'d>(
     entries[..pages * upp]
         .iter()
         .enumerate()
+        .filter(|(_, e)| e.flags() & OOB_FLAG_TRANSLATION == 0)
         .filter_map(move |(slot, e)| e.lpn().map(|l| (slot, u64::from(l))))
         .flat_map(move |(slot, lpn)| {
             (0..unit_sectors).filter_map(move |j| {

@@ -2,7 +2,7 @@
 //! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
 
 use super::mapping::headroom;
-use super::{demand, logblock, mtftl, nftl, pagemap, Ftl};
+use super::{demand, logblock, mtftl, nftl, pagemap, part, waogc, Ftl};
 use crate::config::settings::Documented;
 use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
 
@@ -21,7 +21,7 @@ pub struct FtlEntry {
 
 /// All FTLs, in listing order.
 pub fn entries() -> &'static [FtlEntry] {
-    static ENTRIES: [FtlEntry; 11] = [
+    static ENTRIES: [FtlEntry; 13] = [
         pagemap::ENTRY,
         mtftl::MT_ENTRY,
         mtftl::ST_ENTRY,
@@ -33,6 +33,8 @@ pub fn entries() -> &'static [FtlEntry] {
         demand::DFTL_ENTRY,
         demand::CDFTL_ENTRY,
         demand::FMMU_ENTRY,
+        part::ENTRY,
+        waogc::ENTRY,
     ];
     &ENTRIES
 }

@@ -53,8 +53,12 @@ pub struct Request {
     pub op: Op,
     pub offset_bytes: u64,
     pub len_bytes: u64,
-    /// Relative deadline for EDF scheduling, 0 for none.
+    /// Relative deadline (from arrival) for EDF scheduling and the report's deadline
+    /// misses, 0 for none.
     pub deadline_ns: u64,
+    /// The periodic task that released it (`None` for ordinary workloads and traces): the
+    /// report gives latencies and deadline misses per task.
+    pub task: Option<u32>,
 }
 
 /// Index of a sub-request while it is in flight.

@@ -8,8 +8,9 @@ use crate::config::{NandRules, ProgramOrder};
 /// Bytes of OOB one mapping-unit slot needs (logical unit, sequence number, flags).
 pub const OOB_ENTRY_BYTES: u32 = 12;
 
-/// OOB flag of a slot holding a translation page of a demand-paged map (DFTL-style FTLs): its
-/// logical unit is then a translation page number (TVPN), not host data. The NAND model treats
+/// OOB flag of a slot holding FTL metadata, not host data: a translation page of a
+/// demand-paged map (DFTL-style FTLs; its logical unit is then a translation page number,
+/// TVPN) or a parity page (PaRT-FTL; its logical unit is the stripe group). The NAND model treats
 /// it as reserved: erasing a block with a live translation page is [`NandError`]
 /// (`EraseLiveTranslation`), and the host mapping checks skip such slots.
 pub const OOB_FLAG_TRANSLATION: u8 = 0x80;

@@ -10,7 +10,7 @@ use crate::ftl::mapcache::MapCacheReport;
 use crate::ftl::merge::MergeReport;
 use crate::ftl::{CpuActivity, FtlCounters, MapQueue};
 use crate::host::Op;
-use crate::stats::OpStats;
+use crate::stats::{DeadlineStats, LatencyStats, OpStats, TimeSeries};
 
 /// Identifier of the report format; bumped on any incompatible change.
 pub const REPORT_SCHEMA: &str = "flashlab.report/2";
@@ -72,6 +72,162 @@ pub struct HostReport {
     /// them: bounded-open pacing holds arrivals while the device has `queue_depth` requests
     /// (zeros with other pacings). Latency minus this wait is the time in the device.
     pub host_wait_ns: LatencySummary,
+    /// Sub-requests (the FTL's chop units: a page for page-mapped FTLs) per operation, timed
+    /// in the FTL: from their hand-over to the FTL (a write's data has crossed the link) to
+    /// the FTL's completion of them (before a read's data crosses the link back).
+    pub sub_requests: SubRequestsReport,
+}
+
+/// Count, bytes and latency of a set of requests or sub-requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LatencyReport {
+    pub count: u64,
+    pub bytes: u64,
+    pub latency_ns: LatencySummary,
+}
+
+impl LatencyReport {
+    /// The figures of `s`, all 0 when there is none.
+    fn of_some(s: Option<&LatencyStats>) -> Self {
+        s.map_or_else(Self::default, Self::of)
+    }
+
+    fn of(s: &LatencyStats) -> Self {
+        let mut latency_ns = LatencySummary::of(&s.latency);
+        latency_ns.mean = s.mean_ns();
+        LatencyReport {
+            count: s.count,
+            bytes: s.bytes,
+            latency_ns,
+        }
+    }
+}
+
+/// Sub-request latencies per operation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SubRequestsReport {
+    pub read: LatencyReport,
+    pub write: LatencyReport,
+    pub trim: LatencyReport,
+    pub flush: LatencyReport,
+}
+
+/// Deadline outcomes of one periodic task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TaskDeadlineReport {
+    pub task: u32,
+    pub requests: u64,
+    pub misses: u64,
+    pub miss_ratio: f64,
+    pub worst_lateness_ns: u64,
+}
+
+/// Deadline outcomes of the measured requests that had a deadline.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DeadlineReport {
+    /// Requests completed that had a deadline.
+    pub requests: u64,
+    /// Those the host saw complete after their deadline.
+    pub misses: u64,
+    pub miss_ratio: f64,
+    /// Largest completion minus deadline among the misses (0 without misses).
+    pub worst_lateness_ns: u64,
+    /// The same per periodic task with deadlines, in task order.
+    pub tasks: Vec<TaskDeadlineReport>,
+}
+
+/// Latencies of one periodic task's requests per operation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TaskReport {
+    pub task: u32,
+    pub read: LatencyReport,
+    pub write: LatencyReport,
+    pub trim: LatencyReport,
+    pub flush: LatencyReport,
+}
+
+/// What completed in one interval of the time series.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IntervalReport {
+    /// Start of the interval, from the start of the measurement.
+    pub start_ns: u64,
+    /// Requests completed in the interval (every kind).
+    pub requests: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// `read_bytes` / 10^6 / the interval's length in seconds.
+    pub read_mb_per_s: f64,
+    pub write_mb_per_s: f64,
+    /// Mean and largest latency of the requests completed in the interval (0 when none).
+    pub mean_latency_ns: f64,
+    pub max_latency_ns: u64,
+    /// Requests completed in the interval after their deadline.
+    pub deadline_misses: u64,
+}
+
+/// Bandwidth and latency per interval (`run.timeseries_interval_ns`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TimeSeriesReport {
+    pub interval_ns: u64,
+    pub intervals: Vec<IntervalReport>,
+}
+
+impl TimeSeriesReport {
+    fn of(series: &TimeSeries) -> Self {
+        let interval_ns = series.interval_ns();
+        let secs = interval_ns as f64 / 1e9;
+        let intervals = series
+            .intervals()
+            .iter()
+            .enumerate()
+            .map(|(i, at)| IntervalReport {
+                start_ns: i as u64 * interval_ns,
+                requests: at.requests,
+                read_bytes: at.read_bytes,
+                write_bytes: at.write_bytes,
+                read_mb_per_s: at.read_bytes as f64 / 1e6 / secs,
+                write_mb_per_s: at.write_bytes as f64 / 1e6 / secs,
+                mean_latency_ns: if at.requests > 0 {
+                    at.latency_sum_ns as f64 / at.requests as f64
+                } else {
+                    0.0
+                },
+                max_latency_ns: at.latency_max_ns,
+                deadline_misses: at.deadline_misses,
+            })
+            .collect();
+        TimeSeriesReport {
+            interval_ns,
+            intervals,
+        }
+    }
+}
+
+/// Columns of [`write_timeseries_csv`], in order.
+pub const TIMESERIES_CSV_HEADER: &str = "start_ns,requests,read_bytes,write_bytes,read_mb_per_s,write_mb_per_s,mean_latency_ns,max_latency_ns,deadline_misses";
+
+/// The time series as CSV: a header line, then one line per interval.
+pub fn write_timeseries_csv(
+    series: &TimeSeriesReport,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    writeln!(out, "{TIMESERIES_CSV_HEADER}")?;
+    for i in &series.intervals {
+        writeln!(
+            out,
+            "{},{},{},{},{:.6},{:.6},{:.1},{},{}",
+            i.start_ns,
+            i.requests,
+            i.read_bytes,
+            i.write_bytes,
+            i.read_mb_per_s,
+            i.write_mb_per_s,
+            i.mean_latency_ns,
+            i.max_latency_ns,
+            i.deadline_misses
+        )?;
+    }
+    Ok(())
 }
 
 /// Flash operations of one kind, split by cause.
@@ -196,6 +352,15 @@ pub struct Report {
     /// Simulated time from the first arrival to the last completion.
     pub elapsed_ns: u64,
     pub host: HostReport,
+    /// Deadline misses of the requests that had a deadline (`workload.deadline_ns`, a trace's,
+    /// or a periodic task's); `None` (JSON null) when none had one.
+    pub deadlines: Option<DeadlineReport>,
+    /// Latencies of each periodic task's requests, in task order (empty when no request came
+    /// from a task).
+    pub tasks: Vec<TaskReport>,
+    /// Bandwidth and latency per interval; `None` (JSON null) when
+    /// `run.timeseries_interval_ns` is 0.
+    pub timeseries: Option<TimeSeriesReport>,
     /// Bytes programmed to flash (programs and copybacks, all causes) per byte written by the
     /// host; `None` (JSON null) when the host wrote too little for the ratio to mean anything
     /// (see [`min_meaningful_write_bytes`]): the flash work is still in `flash` and `gc`.
@@ -313,7 +478,55 @@ fn host_report(sim: &Simulation) -> HostReport {
             elapsed,
         ),
         host_wait_ns: LatencySummary::of(stats.host_wait()),
+        sub_requests: SubRequestsReport {
+            read: LatencyReport::of(stats.sub_requests(Op::Read)),
+            write: LatencyReport::of(stats.sub_requests(Op::Write)),
+            trim: LatencyReport::of(stats.sub_requests(Op::Trim)),
+            flush: LatencyReport::of(stats.sub_requests(Op::Flush)),
+        },
     }
+}
+
+fn task_deadline(task: u32, d: &DeadlineStats) -> TaskDeadlineReport {
+    TaskDeadlineReport {
+        task,
+        requests: d.requests,
+        misses: d.misses,
+        miss_ratio: d.miss_ratio(),
+        worst_lateness_ns: d.worst_lateness_ns,
+    }
+}
+
+/// Deadline outcomes, `None` when no measured request had a deadline.
+fn deadline_report(sim: &Simulation) -> Option<DeadlineReport> {
+    let stats = sim.host_stats();
+    let all = stats.deadlines();
+    (all.requests > 0).then(|| DeadlineReport {
+        requests: all.requests,
+        misses: all.misses,
+        miss_ratio: all.miss_ratio(),
+        worst_lateness_ns: all.worst_lateness_ns,
+        tasks: stats
+            .tasks()
+            .iter()
+            .filter(|(_, t)| t.deadlines.requests > 0)
+            .map(|(id, t)| task_deadline(id, &t.deadlines))
+            .collect(),
+    })
+}
+
+fn task_reports(sim: &Simulation) -> Vec<TaskReport> {
+    sim.host_stats()
+        .tasks()
+        .iter()
+        .map(|(task, t)| TaskReport {
+            task,
+            read: LatencyReport::of_some(t.op(Op::Read)),
+            write: LatencyReport::of_some(t.op(Op::Write)),
+            trim: LatencyReport::of_some(t.op(Op::Trim)),
+            flush: LatencyReport::of_some(t.op(Op::Flush)),
+        })
+        .collect()
 }
 
 fn flash_report(sim: &Simulation) -> FlashReport {
@@ -435,6 +648,9 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
         precondition: sim.precondition_summary().cloned(),
         elapsed_ns: sim.host_stats().elapsed_ns(),
         host,
+        deadlines: deadline_report(sim),
+        tasks: task_reports(sim),
+        timeseries: sim.host_stats().timeseries().map(TimeSeriesReport::of),
         write_amplification,
         write_amplification_min_host_bytes: min_host,
         flash,

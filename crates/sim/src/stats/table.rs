@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::report::{OpReport, Report};
+use super::report::{DeadlineReport, LatencyReport, OpReport, Report, TaskReport};
 use crate::ftl::mapcache::{MapCacheLevel, MapCacheReport};
 use crate::ftl::merge::MergeReport;
 
@@ -42,6 +42,8 @@ pub fn render_table(r: &Report) -> String {
     let mut out = String::new();
     header(&mut out, r);
     host_rows(&mut out, r);
+    sub_request_lines(&mut out, r);
+    realtime_rows(&mut out, r);
     flash_rows(&mut out, r);
     footer(&mut out, r);
     out
@@ -124,6 +126,107 @@ fn per_sector_line(out: &mut String, r: &Report) {
         "  time per {sector} B sector (latencies / sectors moved): {}",
         parts.join(", ")
     );
+}
+
+/// `count` and latencies of one kind of (sub-)request, or None when there were none.
+fn latency_part(name: &str, l: &LatencyReport) -> Option<String> {
+    (l.count > 0).then(|| {
+        let ns = &l.latency_ns;
+        format!(
+            "{name} {} mean {}, p99 {}, max {}",
+            l.count,
+            format_ns(ns.mean),
+            format_ns(ns.p99 as f64),
+            format_ns(ns.max as f64)
+        )
+    })
+}
+
+/// Sub-request latencies in the FTL (from hand-over to the FTL's completion).
+fn sub_request_lines(out: &mut String, r: &Report) {
+    let s = &r.host.sub_requests;
+    let parts: Vec<String> = [("read", &s.read), ("write", &s.write)]
+        .into_iter()
+        .filter_map(|(name, l)| latency_part(name, l))
+        .collect();
+    if !parts.is_empty() {
+        let _ = writeln!(out, "  sub-requests in the FTL: {}", parts.join("; "));
+    }
+}
+
+/// Deadline misses, the per-task table and the time series' size.
+fn realtime_rows(out: &mut String, r: &Report) {
+    if let Some(d) = &r.deadlines {
+        deadline_line(out, d);
+    }
+    if !r.tasks.is_empty() {
+        task_rows(out, r);
+    }
+    if let Some(t) = &r.timeseries {
+        let _ = writeln!(
+            out,
+            "  time series: {} intervals of {} (JSON `timeseries`, or --timeseries-csv)",
+            t.intervals.len(),
+            format_ns(t.interval_ns as f64)
+        );
+    }
+}
+
+fn deadline_line(out: &mut String, d: &DeadlineReport) {
+    let _ = writeln!(
+        out,
+        "  deadlines: {} of {} requests missed ({:.3}%), worst lateness {}",
+        d.misses,
+        d.requests,
+        d.miss_ratio * 100.0,
+        format_ns(d.worst_lateness_ns as f64)
+    );
+}
+
+/// One row per task and operation: requests, latency and deadline misses.
+fn task_rows(out: &mut String, r: &Report) {
+    let _ = writeln!(
+        out,
+        "
+  {:<5} {:<6} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10}",
+        "task", "op", "requests", "mean", "p50", "p99", "max", "misses", "lateness"
+    );
+    let misses = |task: u32| {
+        r.deadlines
+            .as_ref()
+            .and_then(|d| d.tasks.iter().find(|t| t.task == task))
+            .map_or((String::from("-"), String::from("-")), |t| {
+                (t.misses.to_string(), format_ns(t.worst_lateness_ns as f64))
+            })
+    };
+    for t in &r.tasks {
+        let (missed, lateness) = misses(t.task);
+        for (name, l) in task_ops(t) {
+            let ns = &l.latency_ns;
+            let _ = writeln!(
+                out,
+                "  {:<5} {name:<6} {:>9} {:>10} {:>10} {:>10} {:>10} {missed:>8} {lateness:>10}",
+                t.task,
+                l.count,
+                format_ns(ns.mean),
+                format_ns(ns.p50 as f64),
+                format_ns(ns.p99 as f64),
+                format_ns(ns.max as f64),
+            );
+        }
+    }
+}
+
+/// The operations a task issued.
+fn task_ops(t: &TaskReport) -> impl Iterator<Item = (&'static str, &LatencyReport)> {
+    [
+        ("read", &t.read),
+        ("write", &t.write),
+        ("trim", &t.trim),
+        ("flush", &t.flush),
+    ]
+    .into_iter()
+    .filter(|(_, l)| l.count > 0)
 }
 
 /// Formats a byte count with a binary unit.

@@ -446,6 +446,7 @@ impl RequestSource for TraceSource {
             offset_bytes,
             len_bytes,
             deadline_ns: self.cfg.deadline_ns,
+            task: None,
         }))
     }
 

@@ -1142,6 +1142,7 @@ impl DesktopTrace {
             offset_bytes: r.offset_bytes,
             len_bytes: r.len_bytes,
             deadline_ns: 0,
+            task: None,
         }
     }
 }

@@ -7,13 +7,18 @@
 pub mod desktop;
 pub mod fatvol;
 pub mod fsbench;
+pub mod periodic;
 mod spec;
 mod synthetic;
 pub mod web;
 
 pub use desktop::{DesktopModel, DesktopTrace, ThinkTime};
 pub use fsbench::FsTrace;
-pub use spec::{parse_count, parse_number, parse_size, parse_spec, SizeSpec, SPEC_HELP};
+pub use periodic::{PeriodicSource, PeriodicTask, TaskOp, TaskPattern};
+pub use spec::{
+    parse_count, parse_duration_ns, parse_number, parse_size, parse_spec, parse_tasks, SizeSpec,
+    SPEC_HELP,
+};
 pub use synthetic::SyntheticSource;
 
 use serde::{Deserialize, Serialize};
@@ -95,6 +100,9 @@ pub enum Pattern {
     /// The file-system benchmarks of nftl-lookup-pagecache.txt on a FAT32 volume
     /// ([`fsbench`]): Andrew, Postmark and IOzone; the stream ends with the benchmarks.
     Fsbench,
+    /// Periodic real-time tasks (`workload.tasks`, [`periodic`]): each reads or writes a
+    /// fixed size every period, open loop, with a deadline per job.
+    Periodic,
 }
 
 impl Pattern {
@@ -113,6 +121,7 @@ impl Pattern {
             Pattern::Desktop => "desktop",
             Pattern::Web => "web",
             Pattern::Fsbench => "fsbench",
+            Pattern::Periodic => "periodic",
         }
     }
 }
@@ -134,7 +143,7 @@ settings! {
     /// A synthetic workload (see `flashlab run --help` for the compact `--workload` syntax).
     pub struct WorkloadConfig in "workload" {
         /// Address pattern.
-        pattern: Pattern = Pattern::Uniform, unit "", choices "sequential | uniform | zipf | hotcold | desktop | web | fsbench";
+        pattern: Pattern = Pattern::Uniform, unit "", choices "sequential | uniform | zipf | hotcold | desktop | web | fsbench | periodic";
         /// Fraction of reads among reads and writes.
         read_fraction: f64 = 0.7, unit "fraction", range 0.0 ..= 1.0;
         /// Fraction of all requests that are trims (deallocations) of a request-sized range.
@@ -177,6 +186,8 @@ settings! {
         fsbench_phases: FsTrace = FsTrace::Combo, unit "", choices "combo | atopm";
         /// Fsbench: share of the volume the files may fill; 0: the paper's for the phases (combo 0.94, atopm 0.23).
         fsbench_utilisation: f64 = 0.0, unit "fraction", range 0.0 ..= 1.0;
+        /// Periodic: the tasks ([[workload.tasks]] tables: op, pages or bytes, period_ns, offset_ns, deadline_ns, count, pattern; see workload.tasks.*).
+        tasks: Vec<PeriodicTask> = Vec::new(), unit "";
     }
 }
 
@@ -193,6 +204,7 @@ impl WorkloadConfig {
                 "count >= 1, or duration_ns >= 1",
             ));
         }
+        self.check_periodic()?;
         self.check_arrival_span()?;
         self.check_pacing()?;
         if self.pattern.is_model() {
@@ -351,6 +363,68 @@ impl WorkloadConfig {
             fs,
         )?;
         only_for!(fs => fsbench_utilisation);
+        Ok(())
+    }
+
+    /// A periodic workload has tasks and nothing of the other kinds' request making (its
+    /// tasks give sizes, operations, arrivals and deadlines); tasks belong to it alone.
+    fn check_periodic(&self) -> Result<(), ConfigError> {
+        if self.pattern != Pattern::Periodic {
+            if self.tasks.is_empty() {
+                return Ok(());
+            }
+            return Err(ConfigError::invalid(
+                "workload.tasks",
+                format!("{} task entries", self.tasks.len()),
+                format!(
+                    "tasks apply to the periodic workload only, not {}",
+                    self.pattern.name()
+                ),
+                "no tasks, or pattern = \"periodic\" (--workload periodic:tasks=...)",
+            ));
+        }
+        periodic::validate_tasks(&self.tasks)?;
+        let d = WorkloadConfig::default();
+        let keep = |name: &str, value: &dyn std::fmt::Display, same: bool| {
+            if same {
+                return Ok(());
+            }
+            Err(ConfigError::invalid(
+                format!("workload.{name}"),
+                value,
+                "does not apply to the periodic workload (its tasks give sizes, operations, release times and deadlines)",
+                "the default; the periodic workload takes tasks, count, duration_ns, range_fraction",
+            ))
+        };
+        macro_rules! at_default {
+            ($($field:ident),*) => {
+                $( keep(stringify!($field), &self.$field, self.$field == d.$field)?; )*
+            };
+        }
+        at_default!(
+            block_size,
+            read_fraction,
+            trim_fraction,
+            flush_every,
+            align_bytes,
+            queue_depth,
+            rate_iops,
+            zipf_theta,
+            hot_space,
+            hot_access,
+            deadline_ns
+        );
+        use crate::config::settings::render_value;
+        keep(
+            "pacing",
+            &render_value(&self.pacing),
+            self.pacing == d.pacing,
+        )?;
+        keep(
+            "arrival",
+            &render_value(&self.arrival),
+            self.arrival == d.arrival,
+        )?;
         Ok(())
     }
 

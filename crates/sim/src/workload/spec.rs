@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Arrival, FsTrace, Pacing, Pattern, WorkloadConfig};
+use super::{Arrival, FsTrace, Pacing, Pattern, PeriodicTask, TaskOp, TaskPattern, WorkloadConfig};
 use crate::config::settings::shown_value;
 use crate::config::{ConfigError, MAX_CONFIG_INTEGER, MAX_SIMULATED_NS};
 
@@ -13,7 +13,7 @@ use crate::config::{ConfigError, MAX_CONFIG_INTEGER, MAX_SIMULATED_NS};
 pub const SPEC_HELP: &str = "\
 WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
   KIND      randwrite | randread | randrw | seqwrite | seqread | seqrw | zipf | hotcold | custom
-            | desktop | web | fsbench
+            | desktop | web | fsbench | periodic
             (rand* = uniform offsets; rw kinds default to 50% reads; custom keeps the defaults:
             uniform, 70% reads; desktop = a PC installing programs, browsing, editing documents:
             small random and large sequential I/O, 1.3x more bytes written than read, over 60% of
@@ -21,7 +21,13 @@ WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
             deadline; web = a web browser's disk cache on a FAT32 volume: small files written
             whole, evicted and read back, hot FAT, directory and index writes, plus cache, used,
             hit; fsbench = Andrew, Postmark and IOzone on a FAT32 volume (nftl-lookup-pagecache
-            section 4), ends with the benchmarks, plus phases, util)
+            section 4), ends with the benchmarks, plus phases, util; periodic = real-time tasks,
+            open loop, each job's deadline the end of its period unless given; it takes only
+            tasks, count (jobs of all tasks), duration (release times), range)
+  tasks     periodic: TASK+TASK+...  TASK = [Nx]OP SIZE@PERIOD[/offset=T][/deadline=T][/seq]
+            N identical tasks (ids in order from 0); OP r | w; SIZE 12p (device pages) or bytes
+            (96k); PERIOD, T: 15ms, 500us; /seq: sequential addresses (default uniform random,
+            page-aligned). part-ftl.txt Table III: tasks=4xw12p@60ms+4xr3p@15ms
   cache     web: the cache's quota, share of the volume (0.0001..0.9)   default 0.03
   used      web: share of the volume other files hold (0..0.95)       default 0.5
   hit       web: share of objects found in the disk cache (0..1)      default 0.4
@@ -48,12 +54,14 @@ WORKLOAD SYNTAX:  --workload KIND[:KEY=VALUE,...]
   hot       hot/cold split SPACE:ACCESS, e.g. 0.2:0.8 (20% of the space gets 80% of requests)
   align     offset alignment in bytes (0 = the request size)      default 4k
   range     fraction of the logical space addressed               default 1.0
-  deadline  relative deadline of each request for EDF queues: 5ms default none
+  deadline  relative deadline of each request (EDF queues, the report's misses): 5ms  default none
 Examples: randwrite:bs=4k,qd=32,count=1e6   seqread:bs=128k,qd=8,duration=2s
           zipf:theta=1.2,read=0.9,bs=4k,qd=64   randrw:read=0.7,rate=20k,count=1e5
           desktop:qd=8,count=1e5   desktop:rate=2k,count=1e5
           desktop:rate=20,qd=8,pacing=bounded-open,count=1e4
-          web:qd=1,count=2e4   web:cache=0.05,hit=0.3   fsbench:phases=atopm,qd=1";
+          web:qd=1,count=2e4   web:cache=0.05,hit=0.3   fsbench:phases=atopm,qd=1
+          periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=10s
+          periodic:tasks=w12p@60ms/offset=5ms/deadline=30ms+2xr16k@10ms/seq,count=1e4";
 
 /// Request sizes: one size, a weighted mix, or a uniform range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -361,6 +369,7 @@ const KEYS: &[(&[&str], &str)] = &[
     (&["hit", "web_hit_fraction"], "web_hit_fraction"),
     (&["phases", "fsbench_phases"], "fsbench_phases"),
     (&["util", "fsbench_utilisation"], "fsbench_utilisation"),
+    (&["tasks"], "tasks"),
 ];
 
 /// The field a key of the compact syntax sets.
@@ -414,6 +423,9 @@ pub fn parse_spec(spec: &str) -> Result<WorkloadConfig, ConfigError> {
         }
         if w.pattern.is_model() {
             refuse_for_model(w.pattern, key)?;
+        }
+        if w.pattern == Pattern::Periodic {
+            refuse_for_periodic(key, field)?;
         }
         apply_key(&mut w, key, value)?;
         match (field, value.split_once(':')) {
@@ -541,6 +553,135 @@ fn refuse_for_model(pattern: Pattern, key: &str) -> Result<(), ConfigError> {
     }
 }
 
+/// Fields the periodic kind takes from the compact syntax.
+const PERIODIC_FIELDS: &[&str] = &["tasks", "count", "duration_ns", "range_fraction"];
+
+/// Refuses a key the periodic kind does not take, naming it.
+fn refuse_for_periodic(key: &str, field: &str) -> Result<(), ConfigError> {
+    if PERIODIC_FIELDS.contains(&field) {
+        return Ok(());
+    }
+    Err(ConfigError::Field {
+        field: format!("workload.{field}"),
+        message: format!(
+            "key `{key}` does not apply to the periodic workload, whose tasks give sizes, operations, release times and deadlines (it takes tasks, count, duration, range)"
+        ),
+    })
+}
+
+/// Parses the `tasks` value: `TASK+TASK+...` (see [`SPEC_HELP`]).
+pub fn parse_tasks(text: &str) -> Result<Vec<PeriodicTask>, String> {
+    text.split('+').map(parse_task).collect()
+}
+
+/// Parses one `[Nx]OP SIZE@PERIOD[/offset=T][/deadline=T][/seq]`.
+fn parse_task(text: &str) -> Result<PeriodicTask, String> {
+    let t = text.trim();
+    let shown = shown_value(t);
+    let form = "[Nx]OP SIZE@PERIOD[/offset=T][/deadline=T][/seq], e.g. 4xw12p@60ms";
+    if t.is_empty() {
+        return Err(format!(
+            "an empty task (two + in a row, or + at an end); expected {form}"
+        ));
+    }
+    let mut parts = t.split('/');
+    let head = parts.next().unwrap_or("");
+    let (what, period) = head
+        .split_once('@')
+        .ok_or_else(|| format!("`{shown}`: no @PERIOD; expected {form}"))?;
+    let mut task = PeriodicTask {
+        period_ns: parse_duration_ns(period).map_err(|e| format!("`{shown}`: period {e}"))?,
+        ..PeriodicTask::default()
+    };
+    let digits = what
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(what.len());
+    let rest = match what[digits..].strip_prefix(['x', 'X']) {
+        Some(rest) if digits > 0 => {
+            task.count = what[..digits]
+                .parse()
+                .map_err(|_| format!("`{shown}`: task count `{}` is too large", &what[..digits]))?;
+            rest
+        }
+        _ => what,
+    };
+    let letters = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    task.op = match rest[..letters].to_ascii_lowercase().as_str() {
+        "r" | "read" => TaskOp::Read,
+        "w" | "write" => TaskOp::Write,
+        "" => {
+            return Err(format!(
+                "`{shown}`: no operation before the size; expected {form}"
+            ))
+        }
+        other => {
+            return Err(format!(
+                "`{shown}`: unknown operation `{}` (r or w)",
+                shown_value(other)
+            ))
+        }
+    };
+    let size = rest[letters..].trim();
+    match size.strip_suffix(['p', 'P']) {
+        Some(pages) => {
+            task.pages = parse_count(pages).map_err(|e| format!("`{shown}`: pages {e}"))?
+        }
+        None if size.is_empty() => {
+            return Err(format!(
+                "`{shown}`: no request size (12p for pages, or bytes such as 96k)"
+            ))
+        }
+        None => task.bytes = parse_size(size).map_err(|e| format!("`{shown}`: size {e}"))?,
+    }
+    for option in parts {
+        apply_task_option(&mut task, option.trim()).map_err(|e| format!("`{shown}`: {e}"))?;
+    }
+    Ok(task)
+}
+
+/// Applies one `/OPTION` of a task.
+fn apply_task_option(task: &mut PeriodicTask, option: &str) -> Result<(), String> {
+    match option.split_once('=') {
+        Some(("offset", t)) => task.offset_ns = parse_duration_ns(t)?,
+        Some(("deadline", t)) => task.deadline_ns = parse_duration_ns(t)?,
+        None if matches!(option, "seq" | "sequential") => task.pattern = TaskPattern::Sequential,
+        None if matches!(option, "rand" | "uniform") => task.pattern = TaskPattern::Uniform,
+        _ => {
+            return Err(format!(
+                "unknown task option `{}` (offset=T, deadline=T, seq, rand)",
+                shown_value(option)
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// A task in the `tasks` syntax (inverse of [`parse_task`]).
+fn task_spec(t: &PeriodicTask) -> String {
+    let op = match t.op {
+        TaskOp::Read => "r",
+        TaskOp::Write => "w",
+    };
+    let size = if t.pages > 0 {
+        format!("{}p", t.pages)
+    } else {
+        show_size(t.bytes)
+    };
+    let mut s = format!("{}x{op}{size}@{}", t.count, show_duration(t.period_ns));
+    if t.offset_ns > 0 {
+        s += &format!("/offset={}", show_duration(t.offset_ns));
+    }
+    if t.deadline_ns > 0 {
+        s += &format!("/deadline={}", show_duration(t.deadline_ns));
+    }
+    if t.pattern == TaskPattern::Sequential {
+        s += "/seq";
+    }
+    s
+}
+
 /// Splits `k=v,k=v` at commas that start a new `key=`; a part without `=` continues only a
 /// size mix (`bs=4k:70,64k:30` stays whole), anything else stands alone (and is refused as
 /// not KEY=VALUE).
@@ -580,7 +721,7 @@ fn base_for_kind(kind: &str) -> Result<WorkloadConfig, ConfigError> {
             "custom" => (w.pattern, w.read_fraction),
             "" => return Err(ConfigError::Syntax {
                 location: "--workload".into(),
-                message: "no workload kind before `:`; expected KIND[:KEY=VALUE,...] with KIND one of randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom (the defaults), desktop, web, fsbench".into(),
+                message: "no workload kind before `:`; expected KIND[:KEY=VALUE,...] with KIND one of randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom (the defaults), desktop, web, fsbench, periodic".into(),
             }),
             "desktop" => {
                 w.arrival = Arrival::Bursty;
@@ -588,11 +729,12 @@ fn base_for_kind(kind: &str) -> Result<WorkloadConfig, ConfigError> {
             }
             "web" => (Pattern::Web, w.read_fraction),
             "fsbench" => (Pattern::Fsbench, w.read_fraction),
+            "periodic" => (Pattern::Periodic, w.read_fraction),
             other => return Err(ConfigError::Unknown {
                 kind: "workload kind",
                 name: shown_value(other),
                 known:
-                    "randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom, desktop, web, fsbench"
+                    "randwrite, randread, randrw, seqwrite, seqread, seqrw, zipf, hotcold, custom, desktop, web, fsbench, periodic"
                         .into(),
             }),
         };
@@ -612,6 +754,7 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
     };
     match key {
         "bs" | "block_size" => w.block_size = value.parse().map_err(wrap("block_size"))?,
+        "tasks" => w.tasks = parse_tasks(value).map_err(wrap("tasks"))?,
         "qd" | "queue_depth" => {
             let qd = parse_count(value).map_err(wrap("queue_depth"))?;
             // Out of range either way; the range check names the value as given.
@@ -751,6 +894,9 @@ fn apply_key(w: &mut WorkloadConfig, key: &str, value: &str) -> Result<(), Confi
 
 /// The compact form of a configuration (inverse of [`parse_spec`] for reports).
 pub(super) fn to_spec(w: &WorkloadConfig) -> String {
+    if w.pattern == Pattern::Periodic {
+        return periodic_spec(w);
+    }
     let pattern = w.pattern.name();
     let mut s = if w.pattern.is_model() {
         let d = WorkloadConfig::default();
@@ -820,6 +966,30 @@ pub(super) fn to_spec(w: &WorkloadConfig) -> String {
     }
     if w.deadline_ns > 0 {
         s += &format!(",deadline={}ns", w.deadline_ns);
+    }
+    s
+}
+
+/// A duration in the largest unit that keeps it whole (`60ms`, `1500us`, `7ns`).
+fn show_duration(ns: u64) -> String {
+    match ns {
+        0 => "0ns".into(),
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
+/// The compact form of a periodic workload.
+fn periodic_spec(w: &WorkloadConfig) -> String {
+    let tasks: Vec<String> = w.tasks.iter().map(task_spec).collect();
+    let mut s = format!("periodic:tasks={},count={}", tasks.join("+"), w.count);
+    if w.duration_ns > 0 {
+        s += &format!(",duration={}", show_duration(w.duration_ns));
+    }
+    if w.range_fraction < 1.0 {
+        s += &format!(",range={}", w.range_fraction);
     }
     s
 }
@@ -928,6 +1098,140 @@ mod tests {
             .to_string();
         assert!(
             e.contains("workload.pacing") && e.contains("bounded-open"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn table_iii_fits_on_one_line_and_round_trips() {
+        let w = parse_spec("periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=10s").unwrap();
+        assert_eq!(w.pattern, Pattern::Periodic);
+        assert_eq!(w.duration_ns, 10_000_000_000);
+        let write = PeriodicTask {
+            op: TaskOp::Write,
+            pages: 12,
+            period_ns: 60_000_000,
+            count: 4,
+            ..PeriodicTask::default()
+        };
+        let read = PeriodicTask {
+            op: TaskOp::Read,
+            pages: 3,
+            period_ns: 15_000_000,
+            count: 4,
+            ..PeriodicTask::default()
+        };
+        assert_eq!(w.tasks, vec![write, read]);
+        for spec in [
+            "periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=10s",
+            "periodic:tasks=write96k@1500us/offset=7ns/deadline=2s/seq+read3p@1min,count=50,range=0.5",
+        ] {
+            let w = parse_spec(spec).unwrap();
+            assert_eq!(
+                parse_spec(&w.to_spec()).unwrap(),
+                w,
+                "{spec} -> {}",
+                w.to_spec()
+            );
+        }
+        assert_eq!(
+            parse_spec("periodic:tasks=w96k@1500us/offset=7ns/deadline=2s/seq,count=9")
+                .unwrap()
+                .to_spec(),
+            "periodic:tasks=1xw96k@1500us/offset=7ns/deadline=2s/seq,count=9"
+        );
+    }
+
+    #[test]
+    fn bad_tasks_get_clear_errors() {
+        let cases: &[(&str, &[&str])] = &[
+            ("periodic", &["workload.tasks", "at least one task"]),
+            (
+                "periodic:tasks=4xq12p@60ms",
+                &["workload.tasks", "unknown operation `q`", "r or w"],
+            ),
+            (
+                "periodic:tasks=4xw12p",
+                &["`4xw12p`", "no @PERIOD", "4xw12p@60ms"],
+            ),
+            ("periodic:tasks=4xw@60ms", &["no request size"]),
+            ("periodic:tasks=12p@60ms", &["no operation"]),
+            ("periodic:tasks=2x12p@60ms", &["no operation"]),
+            ("periodic:tasks=w12p@60", &["period", "add a unit"]),
+            (
+                "periodic:tasks=w12p@0ms",
+                &["workload.tasks[0].period_ns", "1 ..="],
+            ),
+            ("periodic:tasks=w1p@1ms+w12p@1ms+", &["an empty task"]),
+            (
+                "periodic:tasks=w12p@1ms/every=3",
+                &["unknown task option `every=3`", "seq"],
+            ),
+            (
+                "periodic:tasks=w1p@1ms+0xw12p@1ms",
+                &["workload.tasks[1].count", "1 ..= 4096"],
+            ),
+            (
+                "periodic:tasks=w1000@1ms",
+                &["workload.tasks[0].bytes", "multiple of 512"],
+            ),
+            ("periodic:tasks=w1p@1ms/deadline=-1ms", &["negative"]),
+            (
+                "periodic:tasks=4000xw1p@1ms+4000xr1p@1ms",
+                &["too many tasks"],
+            ),
+            (
+                "periodic:tasks=w1p@1ms,qd=4",
+                &["workload.queue_depth", "does not apply to the periodic"],
+            ),
+            (
+                "periodic:tasks=w1p@1ms,bs=4k",
+                &["workload.block_size", "periodic"],
+            ),
+            (
+                "periodic:tasks=w1p@1ms,deadline=2ms",
+                &["workload.deadline_ns", "periodic"],
+            ),
+            ("periodic:tasks=w1p@1ms,tasks=r1p@1ms", &["already given"]),
+            (
+                "randwrite:tasks=w1p@1ms",
+                &["workload.tasks", "periodic workload only"],
+            ),
+            ("periodic:tasks=w1p@1ms,count=0", &["duration_ns"]),
+        ];
+        for (spec, needles) in cases {
+            let e = parse_spec(spec).expect_err(spec).to_string();
+            for needle in *needles {
+                assert!(e.contains(needle), "{spec}: `{needle}` not in: {e}");
+            }
+        }
+        let mut w = parse_spec("periodic:tasks=w1p@1ms").unwrap();
+        w.tasks[0].bytes = 4096;
+        let e = w.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("workload.tasks[0].bytes") && e.contains("both"),
+            "{e}"
+        );
+        w.tasks[0].pages = 0;
+        w.tasks[0].bytes = 0;
+        let e = w.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("workload.tasks[0].pages") && e.contains("missing"),
+            "{e}"
+        );
+        // A --config file reaches only the validation: it refuses the other kinds' keys too.
+        let mut w = parse_spec("periodic:tasks=w1p@1ms").unwrap();
+        w.queue_depth = 4;
+        let e = w.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("workload.queue_depth") && e.contains("periodic"),
+            "{e}"
+        );
+        let mut w = parse_spec("periodic:tasks=w1p@1ms").unwrap();
+        w.pacing = Pacing::Open;
+        let e = w.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("workload.pacing") && e.contains("periodic"),
             "{e}"
         );
     }

@@ -140,6 +140,14 @@ impl SyntheticSource {
     /// A generator over the first `range_fraction` of `logical_bytes`.
     pub fn new(w: &WorkloadConfig, logical_bytes: u64, seed: u64) -> Result<Self, ConfigError> {
         w.validate()?;
+        if w.pattern == Pattern::Periodic {
+            return Err(ConfigError::invalid(
+                "workload.pattern",
+                "periodic",
+                "periodic tasks are made by the periodic source, which needs the device's page size",
+                "build it with workload::PeriodicSource (flashlab::workload_source does)",
+            ));
+        }
         let model_pattern = w.pattern.is_model();
         let align = if w.pattern == Pattern::Desktop {
             CLUSTER_BYTES
@@ -235,9 +243,11 @@ impl SyntheticSource {
                 at
             }
             // Model requests come from their model, never from here.
-            Pattern::Uniform | Pattern::Desktop | Pattern::Web | Pattern::Fsbench => {
-                self.rng.random_range(0..slots) * self.align
-            }
+            Pattern::Uniform
+            | Pattern::Desktop
+            | Pattern::Web
+            | Pattern::Fsbench
+            | Pattern::Periodic => self.rng.random_range(0..slots) * self.align,
             Pattern::Zipf => {
                 let z = self.zipf.as_ref().expect("zipf pattern has a distribution");
                 // Ranks are scattered over the range so the hot offsets are not all adjacent.
@@ -329,6 +339,7 @@ impl RequestSource for SyntheticSource {
             offset_bytes: offset,
             len_bytes: len,
             deadline_ns,
+            task: None,
         }))
     }
 

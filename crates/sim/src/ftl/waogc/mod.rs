@@ -1,0 +1,342 @@
+//! WAO-GC (Zhang et al., RTAS 2015; part-ftl.txt section IV, eqs. 12-16): page mapping with
+//! lazy, partial garbage collection that bounds how long GC can block a request.
+//!
+//! - **Page mapping**, one mapping unit per flash page (the paper counts P pages per block).
+//!   There is no DRAM write buffer: a host page write completes when its program does.
+//!   Partial-page writes read the old page first (read-modify-write).
+//! - **Lazy GC per die**: each die fills its open block and takes free blocks without
+//!   collecting until only one free block, the *reserved* one, is left. When the open block
+//!   is full then, the reserved block opens and the die starts collecting the victim with the
+//!   fewest valid pages (greedy). The reserved block takes both the victim's v valid pages and
+//!   the n host writes that arrive while it is collected; eq. 12 on λ makes n + v <= P.
+//! - **Partial steps**: after each host page write on a die that is collecting, one step on
+//!   that die: up to c valid-page copies (read + program, or copyback within a plane when
+//!   `gc_copyback` is on) or, once the victim holds no valid page, its erase
+//!   (n = ceil(v / c) + 1 steps). Steps are timed flash commands that start only once the
+//!   write's program completed, so a request reaching that die later waits behind the step:
+//!   at most one when writes come no faster than a step takes (eqs. 13, 14).
+//! - No admission control and no background GC (the host being idle does not collect).
+//!
+//! Choices where the papers are vague (docs/wao-gc.md): the step after the write that opens
+//! the reserved block is the collection's first; a victim whose v would break n + v <= P
+//! (possible: greedy bounds v by the die's average, not by λ P exactly) is collected with more
+//! copies per step, the fewest that fit, and counted (`collections_over_bound`,
+//! `writes_without_free_page`); host reads move whole pages over the bus.
+
+mod check;
+mod config;
+mod gc;
+
+pub use config::{largest_ratio, max_victim_valid, ratio_allowed, ratio_bound, steps_for};
+pub use config::{Sizing, WaoGcConfig};
+
+use super::mapping::{Blocks, MapTable, VictimPolicy};
+use super::registry::{self, FtlEntry};
+use super::{Ftl, FtlCtx, Issue};
+use crate::config::{ConfigError, ExperimentConfig};
+use crate::flash::NIL;
+use crate::host::{Op, SubRequest};
+use crate::nand::{BlockId, Layout, Nand, OobEntry, Ppn};
+use crate::SimError;
+
+/// Registry entry of WAO-GC.
+pub const ENTRY: FtlEntry = registry::settings_entry::<WaoGcConfig>(
+    "wao-gc",
+    "WAO-GC (RTAS 2015): page mapping, lazy per-die GC from one reserved block, partial \
+     steps of c page copies or an erase after each host page write (bounded blocking)",
+    |c| Ok(Box::new(WaoGc::new(c)?)),
+);
+
+/// A victim being collected on a die.
+#[derive(Debug, Clone, Copy)]
+struct Collection {
+    victim: BlockId,
+    /// Next page of the victim to look at for valid data.
+    scan: u32,
+    /// Copies per step of this collection: c, or more when its victim breaks n + v <= P.
+    copies_per_step: u32,
+    /// Steps run so far.
+    steps: u32,
+}
+
+/// A die's write state.
+#[derive(Debug, Clone, Copy)]
+struct Die {
+    /// The block host writes (and, while collecting, GC copies) go to; `NIL` before the first.
+    open: BlockId,
+    collection: Option<Collection>,
+}
+
+/// Counters of WAO-GC (reported under `ftl.counters`).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+struct WaoGcStats {
+    /// Partial GC steps run (copy steps plus erase steps).
+    partial_steps: u64,
+    /// Steps that copied valid pages.
+    copy_steps: u64,
+    /// Steps that erased a victim (one per finished collection).
+    erase_steps: u64,
+    /// Steps by the number of pages they copied: index i counts steps of i copies (index 0:
+    /// erase steps), the last index steps of more than c copies (collections over the bound).
+    steps_by_copies: Vec<u64>,
+    /// The most copies any step did (c unless a collection was over the bound).
+    max_copies_in_step: u32,
+    /// The most steps any finished collection took (eq. 12 keeps it <= ceil(ceil(λ P) / c) + 1).
+    max_steps_per_collection: u32,
+    /// The most valid pages a victim held when chosen.
+    max_victim_valid_pages: u32,
+    /// Pages moved with copyback.
+    copyback_pages: u64,
+    /// Collections whose victim held too many valid pages for n + v <= P at c copies per step.
+    collections_over_bound: u64,
+    /// Host writes that, at c copies per step, would have found their die's reserved block
+    /// full before its victim was erased (must stay 0 when eq. 12 holds).
+    writes_without_free_page: u64,
+    /// Old pages read for partial-page writes.
+    rmw_reads: u64,
+}
+
+impl WaoGcStats {
+    fn new(copies_per_step: u32) -> Self {
+        WaoGcStats {
+            steps_by_copies: vec![0; copies_per_step as usize + 2],
+            ..WaoGcStats::default()
+        }
+    }
+}
+
+/// The WAO-GC FTL.
+pub struct WaoGc {
+    cfg: WaoGcConfig,
+    sizing: Sizing,
+    layout: Layout,
+    sectors_per_page: u64,
+    map: MapTable,
+    blocks: Blocks,
+    dies: Vec<Die>,
+    /// Host pages written so far, in channel-first die order (the next page's die).
+    cursor: u32,
+    /// Host pages written: the OOB sequence number of the next.
+    pages_written: u64,
+    /// Data versions of the page a host write programs (reused).
+    host_data: Vec<u64>,
+    /// Data versions of the page a GC copy programs (reused).
+    gc_data: Vec<u64>,
+    zeros: Vec<u64>,
+    stats: WaoGcStats,
+}
+
+impl WaoGc {
+    pub fn new(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        let (cfg, sizing) = WaoGcConfig::from_experiment(config)?;
+        let layout = Layout::new(&config.geometry);
+        let spp = config.geometry.page_bytes / config.host.sector_bytes;
+        Ok(WaoGc {
+            map: MapTable::new(sizing.logical_pages, 1),
+            blocks: Blocks::new(layout, 1, VictimPolicy::Greedy),
+            dies: vec![
+                Die {
+                    open: NIL,
+                    collection: None,
+                };
+                layout.dies() as usize
+            ],
+            layout,
+            sectors_per_page: u64::from(spp),
+            cursor: 0,
+            pages_written: 0,
+            host_data: vec![0; spp as usize],
+            gc_data: vec![0; spp as usize],
+            zeros: vec![0; spp as usize],
+            stats: WaoGcStats::new(cfg.copies_per_step),
+            sizing,
+            cfg,
+        })
+    }
+
+    fn bug(&self, message: String) -> SimError {
+        SimError::Ftl {
+            ftl: "wao-gc",
+            message,
+        }
+    }
+
+    fn page_bytes(&self) -> u32 {
+        self.layout.page_bytes
+    }
+
+    /// The logical page of a (page-chopped) sub-request and its sector range in the page.
+    fn piece(&self, sub: &SubRequest) -> (u32, usize, usize) {
+        let lpn = sub.first_sector / self.sectors_per_page;
+        let s0 = (sub.first_sector % self.sectors_per_page) as usize;
+        (lpn as u32, s0, s0 + sub.sectors as usize)
+    }
+
+    fn write(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        let (lpn, s0, s1) = self.piece(sub);
+        let full = s0 == 0 && s1 == self.sectors_per_page as usize;
+        let old = self.map.get(lpn);
+        let mut rmw = None;
+        if let Some(old) = old.filter(|_| !full) {
+            rmw = Some(ctx.read(&[old], self.page_bytes(), Issue::host(sub.id))?);
+            self.stats.rmw_reads += 1;
+        }
+        if ctx.payloads() {
+            self.merge_host_data(ctx.nand(), old.filter(|_| !full), s0..s1, sub.version);
+        }
+        self.pages_written += 1;
+        let seq = self.pages_written;
+        Nand::check_seq(seq).map_err(|source| SimError::Nand {
+            ftl: "wao-gc",
+            source,
+        })?;
+        let die = self.layout.striped_die(self.cursor);
+        self.cursor = self.cursor.wrapping_add(1);
+        let ppn = self.host_page(ctx, die)?;
+        if let Some(old) = old {
+            self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
+        }
+        self.map.set(lpn, ppn);
+        let data = ctx.payloads().then_some(self.host_data.as_slice());
+        let program = ctx.program(
+            &[ppn],
+            &[OobEntry::new(lpn, seq, 0)],
+            data,
+            Issue::host(sub.id).after(rmw.as_slice()),
+        )?;
+        if self.dies[die as usize].collection.is_some() {
+            self.partial_step(ctx, die, program)?;
+        }
+        ctx.complete(sub.id);
+        Ok(())
+    }
+
+    /// The data versions of a host page write: sectors `written` get `version`, the others
+    /// come from the page's old copy `old` (a partial write), or are never written (0).
+    fn merge_host_data(
+        &mut self,
+        nand: &Nand,
+        old: Option<Ppn>,
+        written: std::ops::Range<usize>,
+        version: u64,
+    ) {
+        match old {
+            Some(old) => self.host_data.copy_from_slice(nand.unit_data(old)),
+            None => self.host_data.fill(0),
+        }
+        self.host_data[written].fill(version);
+    }
+
+    fn read(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        let (lpn, s0, s1) = self.piece(sub);
+        let first = u64::from(lpn) * self.sectors_per_page + s0 as u64;
+        match self.map.get(lpn) {
+            None => ctx.deliver(sub.id, first, &self.zeros[s0..s1])?,
+            Some(ppn) => {
+                if ctx.payloads() {
+                    let data = &ctx.nand().unit_data(ppn)[s0..s1];
+                    self.host_data[..s1 - s0].copy_from_slice(data);
+                    ctx.deliver(sub.id, first, &self.host_data[..s1 - s0])?;
+                }
+                let issue = Issue::host(sub.id).deadline(sub.deadline_ns);
+                ctx.read(&[ppn], self.page_bytes(), issue)?;
+            }
+        }
+        ctx.complete(sub.id);
+        Ok(())
+    }
+
+    fn trim(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        let spp = self.sectors_per_page;
+        let first = sub.first_sector.div_ceil(spp);
+        let end = ((sub.first_sector + sub.sectors) / spp).min(u64::from(self.map.len()));
+        for lpn in first..end {
+            if let Some(old) = self.map.take(lpn as u32) {
+                self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
+            }
+        }
+        ctx.complete(sub.id);
+        Ok(())
+    }
+}
+
+impl Ftl for WaoGc {
+    fn name(&self) -> &'static str {
+        "wao-gc"
+    }
+    fn logical_bytes(&self) -> u64 {
+        u64::from(self.sizing.logical_pages) * u64::from(self.page_bytes())
+    }
+    fn chop_bytes(&self) -> u32 {
+        self.page_bytes()
+    }
+    fn trim_unit_bytes(&self) -> u32 {
+        self.page_bytes()
+    }
+    fn units_per_page(&self) -> u32 {
+        1
+    }
+
+    fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
+        match sub.op {
+            Op::Read => self.read(ctx, sub),
+            Op::Write => self.write(ctx, sub),
+            Op::Trim => self.trim(ctx, sub),
+            // A write completes only once programmed: nothing acknowledged is volatile.
+            Op::Flush => {
+                ctx.complete(sub.id);
+                Ok(())
+            }
+        }
+    }
+
+    fn flash_done(&mut self, _ctx: &mut FtlCtx<'_>, token: u64) -> Result<(), SimError> {
+        Err(self.bug(format!(
+            "completion of token {token}, which wao-gc never asks for"
+        )))
+    }
+
+    fn check_invariants(&self, nand: &Nand) -> Result<(), String> {
+        self.check(nand)
+    }
+
+    fn reset_counters(&mut self, _now_ns: u64) {
+        self.stats = WaoGcStats::new(self.cfg.copies_per_step);
+    }
+
+    fn report(&self) -> serde_json::Value {
+        let p = self.sizing.pages_per_block;
+        let c = self.cfg.copies_per_step;
+        let victim_bound = (self.cfg.logical_ratio * f64::from(p)).ceil() as u32;
+        serde_json::json!({
+            "logical_ratio": self.cfg.logical_ratio,
+            "eq12_ratio_bound": self.sizing.ratio_bound,
+            "largest_ratio": largest_ratio(p, c),
+            "copies_per_step": c,
+            "pages_per_block": p,
+            "logical_pages": self.sizing.logical_pages,
+            "victim_valid_pages_bound": victim_bound,
+            "steps_per_collection_bound": steps_for(victim_bound, c),
+            "dies_collecting": self.dies.iter().filter(|d| d.collection.is_some()).count(),
+            "counters": self.stats,
+        })
+    }
+
+    fn state_bytes(&self) -> u64 {
+        self.map.state_bytes() + self.blocks.state_bytes()
+    }
+}
+
+/// Bytes the mapping table and block bookkeeping of WAO-GC would take on the device of
+/// `config` (one mapping unit per page, λ of the pages logical).
+pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigError> {
+    let (_, sizing) = WaoGcConfig::from_experiment(config)?;
+    let layout = Layout::new(&config.geometry);
+    Ok(MapTable::estimate_bytes(sizing.logical_pages) + Blocks::estimate_bytes(&layout, 1))
+}
+
+impl registry::FtlSettings for WaoGcConfig {
+    fn checked(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        Self::from_experiment(config).map(|(settings, _)| settings)
+    }
+}
