@@ -67,13 +67,15 @@ impl Default for LatencyStats {
 }
 
 impl LatencyStats {
-    /// Records one latency (at least 1 ns, as the host statistics do).
+    /// Records one latency, exactly: a write acknowledged from the FTL's buffer spends 0 ns in
+    /// the FTL, and its sub-request says so.
     pub fn record(&mut self, bytes: u64, latency_ns: u64) {
-        let v = latency_ns.max(1);
         self.count += 1;
         self.bytes += bytes;
-        self.latency.record(v).expect("auto-resizing histogram");
-        self.latency_sum_ns += u128::from(v);
+        self.latency
+            .record(latency_ns)
+            .expect("auto-resizing histogram");
+        self.latency_sum_ns += u128::from(latency_ns);
     }
 
     /// Exact mean latency (0 when empty).
