@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use flashlab_sim::experiment::mt_ftl::{Study, StudyMode, StudyOptions};
+use flashlab_sim::experiment::part_schedulability::{
+    Curve, ReadShare, SchedulabilityStudy, SCHEMES,
+};
 use flashlab_sim::stats::format_ns;
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
@@ -26,6 +29,46 @@ pub enum ExperimentCommand {
     /// 512 outstanding, 4 KiB random reads from 1x1 to 32x8 on PCIe 3.0 x32, beside the
     /// closed forms of the ideal limits
     Fmmu(FmmuArgs),
+    /// part-ftl.txt section VI.A, Figs. 5-7: acceptance ratio and weighted schedulability of
+    /// random task sets under PaRT-FTL, RTGC and WAO-GC (GC likelihood 100/75/50%)
+    PartSchedulability(PartSchedulabilityArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PartSchedulabilityArgs {
+    /// Output directory (acceptance.csv, weighted_read_size.csv, weighted_write_size.csv and
+    /// an SVG plot of each); without it the three CSV tables go to standard output
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+    /// Task sets per point (per utilisation, and per utilisation and size)
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    sets: u32,
+    /// Seed of the task-set generator and of WAO-GC's interference draws
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// How a task's utilisation splits between its reads and writes: `uniform` (a random
+    /// share per task) or a fixed read share in [0, 1]
+    #[arg(long, default_value = "uniform", value_parser = read_share_arg)]
+    read_share: ReadShare,
+    /// PaRT-FTL's λ: 0.518 reproduces the paper's eq. 9 and Table III; section V.A states
+    /// 0.643 (see docs/realtime-analysis.md)
+    #[arg(long, default_value_t = flashlab_sim::realtime::device::EVALUATED_PART_LOGICAL_RATIO)]
+    part_logical_ratio: f64,
+    /// Do not show progress
+    #[arg(long)]
+    no_progress: bool,
+}
+
+fn read_share_arg(text: &str) -> Result<ReadShare, String> {
+    if text == "uniform" {
+        return Ok(ReadShare::Uniform);
+    }
+    match text.parse::<f64>() {
+        Ok(s) if (0.0..=1.0).contains(&s) => Ok(ReadShare::Fixed(s)),
+        _ => Err(format!(
+            "`{text}` is neither `uniform` nor a share in [0, 1]"
+        )),
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -160,7 +203,126 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
         ExperimentCommand::Nftl(a) => nftl(a),
         ExperimentCommand::Kast(a) => kast(a),
         ExperimentCommand::Fmmu(a) => fmmu(a),
+        ExperimentCommand::PartSchedulability(a) => part_schedulability(a),
     }
+}
+
+fn part_schedulability(a: &PartSchedulabilityArgs) -> i32 {
+    let mut study = SchedulabilityStudy::paper(a.sets, a.seed);
+    study.read_share = a.read_share;
+    study.part_device.logical_ratio = a.part_logical_ratio;
+    if let Err(e) = study.part_device.validated() {
+        eprintln!("error: --part-logical-ratio: {e}");
+        return EXIT_INPUT;
+    }
+    if let Some(dir) = &a.out {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: cannot create {}: {e}", dir.display());
+            return EXIT_IO;
+        }
+    }
+    let results = with_progress(a.no_progress, |p| study.run(p));
+    let figures = [
+        (
+            "acceptance",
+            &results.acceptance,
+            "Acceptance ratio vs utilisation (Fig. 5)",
+            "total utilisation",
+            "acceptance ratio",
+        ),
+        (
+            "weighted_read_size",
+            &results.weighted_read_size,
+            "Weighted schedulability vs read size (Fig. 6)",
+            "read size (pages)",
+            "weighted schedulability",
+        ),
+        (
+            "weighted_write_size",
+            &results.weighted_write_size,
+            "Weighted schedulability vs write size (Fig. 7)",
+            "write size (pages)",
+            "weighted schedulability",
+        ),
+    ];
+    let Some(dir) = &a.out else {
+        let tables: Vec<String> = figures.iter().map(|f| f.1.csv()).collect();
+        print!("{}", tables.join("\n"));
+        return 0;
+    };
+    for (name, curve, title, x_desc, y_desc) in figures {
+        let code = write_file(&dir.join(format!("{name}.csv")), curve.csv().as_bytes());
+        if code != 0 {
+            return code;
+        }
+        let path = dir.join(format!("{name}.svg"));
+        let mut svg = String::new();
+        if let Err(e) = plot_curve(&mut svg, curve, title, x_desc, y_desc) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_IO;
+        }
+        let code = write_file(&path, svg.as_bytes());
+        if code != 0 {
+            return code;
+        }
+    }
+    eprintln!(
+        "wrote {}/{{acceptance, weighted_read_size, weighted_write_size}}.{{csv, svg}}",
+        dir.display()
+    );
+    0
+}
+
+/// One line per scheme of a schedulability curve (ratios in [0, 1]), as SVG text.
+fn plot_curve(
+    svg: &mut String,
+    curve: &Curve,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let xs: Vec<f64> = curve.points.iter().map(|p| p.0).collect();
+    let x_min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let x_max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let x_range = if x_max > x_min {
+        x_min..x_max
+    } else {
+        x_min - 1.0..x_min + 1.0
+    };
+    let root = SVGBackend::with_string(svg, (800, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x_range, 0.0..1.05)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .draw()?;
+    let labels = ["PaRT-FTL", "RTGC", "WAO-GC 100", "WAO-GC 75", "WAO-GC 50"];
+    for (i, (scheme, label)) in SCHEMES.iter().zip(labels).enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let line: Vec<(f64, f64)> = xs.iter().copied().zip(curve.series(scheme)).collect();
+        chart
+            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart.draw_series(
+            line.iter()
+                .map(|&(a, b)| Circle::new((a, b), 3, color.filled())),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()?;
+    Ok(())
 }
 
 fn fmmu(a: &FmmuArgs) -> i32 {

@@ -1267,3 +1267,67 @@ fn run_help_documents_the_periodic_workload() {
         assert!(help.contains(s), "`flashlab run --help` lacks `{s}`");
     }
 }
+
+#[test]
+fn experiment_part_schedulability_writes_three_csv_tables_and_plots() {
+    let dir = scratch("part-schedulability");
+    let out = flashlab(&[
+        "experiment",
+        "part-schedulability",
+        "--sets",
+        "3",
+        "--seed",
+        "4",
+        "--out",
+        path_str(&dir),
+        "--no-progress",
+    ]);
+    out.assert_success();
+    let columns = "part_ftl,rtgc,waogc_100,waogc_75,waogc_50";
+    for (name, x, rows) in [
+        ("acceptance", "utilisation", 19),
+        ("weighted_read_size", "read_pages", 36),
+        ("weighted_write_size", "write_pages", 36),
+    ] {
+        let csv = std::fs::read_to_string(dir.join(format!("{name}.csv"))).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next(),
+            Some(format!("{x},{columns}").as_str()),
+            "{csv}"
+        );
+        assert_eq!(lines.count(), rows, "{csv}");
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("PaRT-FTL"),
+            "{name}.svg"
+        );
+    }
+    let acceptance = std::fs::read_to_string(dir.join("acceptance.csv")).unwrap();
+    assert!(acceptance.contains("\n0.05,1.0000,1.0000,"), "{acceptance}");
+    // Without --out the same tables go to standard output, the same for the same seed.
+    let stdout = flashlab(&[
+        "experiment",
+        "part-schedulability",
+        "--sets",
+        "3",
+        "--seed",
+        "4",
+    ]);
+    stdout.assert_success();
+    assert!(stdout.stdout.starts_with(&acceptance), "{}", stdout.stdout);
+    assert!(stdout
+        .stdout
+        .contains(&format!("\nwrite_pages,{columns}\n")));
+    let bad = flashlab(&["experiment", "part-schedulability", "--read-share", "1.5"]);
+    assert_eq!(bad.code, Some(2), "{}", bad.context());
+    assert!(bad.stderr.contains("--read-share"), "{}", bad.stderr);
+    let bad = flashlab(&[
+        "experiment",
+        "part-schedulability",
+        "--part-logical-ratio",
+        "0",
+    ]);
+    assert_eq!(bad.code, Some(2), "{}", bad.context());
+    assert!(bad.stderr.contains("logical_ratio"), "{}", bad.stderr);
+}

@@ -28,6 +28,7 @@ pub mod ftl;
 pub mod host;
 pub mod memory;
 pub mod nand;
+pub mod realtime;
 pub mod rtos;
 pub mod stats;
 pub mod stop;

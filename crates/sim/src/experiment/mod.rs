@@ -5,3 +5,4 @@ pub mod fmmu_study;
 pub mod kast;
 pub mod mt_ftl;
 pub mod nftl;
+pub mod part_schedulability;
