@@ -12,6 +12,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 
 use crate::output::Output;
+
+mod part_cosmos;
 use crate::{fail, write_json, EXIT_INPUT, EXIT_IO};
 
 #[derive(clap::Subcommand, Debug)]
@@ -32,6 +34,10 @@ pub enum ExperimentCommand {
     /// part-ftl.txt section VI.A, Figs. 5-7: acceptance ratio and weighted schedulability of
     /// random task sets under PaRT-FTL, RTGC and WAO-GC (GC likelihood 100/75/50%)
     PartSchedulability(PartSchedulabilityArgs),
+    /// part-ftl.txt sections VI.B-C, Figs. 10-16: Table III's periodic tasks on cosmos under
+    /// part-ftl and wao-gc (deadline misses, response and page latencies, bandwidth over time)
+    /// and WAO-GC's write bandwidth before and after GC starts
+    PartCosmos(part_cosmos::PartCosmosArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -204,6 +210,7 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
         ExperimentCommand::Kast(a) => kast(a),
         ExperimentCommand::Fmmu(a) => fmmu(a),
         ExperimentCommand::PartSchedulability(a) => part_schedulability(a),
+        ExperimentCommand::PartCosmos(a) => part_cosmos::part_cosmos(a),
     }
 }
 

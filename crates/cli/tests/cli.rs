@@ -1331,3 +1331,64 @@ fn run_help_documents_the_periodic_workload() {
         assert!(help.contains(s), "`flashlab run --help` lacks `{s}`");
     }
 }
+
+#[test]
+fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
+    let dir = scratch("part-cosmos");
+    let out = flashlab(&[
+        "experiment",
+        "part-cosmos",
+        "--out",
+        path_str(&dir),
+        "--duration",
+        "1s",
+        "--fig16-duration",
+        "20s",
+        "--no-progress",
+    ]);
+    out.assert_success();
+    for s in [
+        "part-ftl",
+        "wao-gc",
+        "admission of Table III",
+        "Fig. 16",
+        "claims",
+    ] {
+        assert!(
+            out.stdout.contains(s),
+            "table lacks `{s}`\n{}",
+            out.context()
+        );
+    }
+    for f in [
+        "table.txt",
+        "results.csv",
+        "bandwidth.csv",
+        "results.json",
+        "response-read.svg",
+        "response-write.svg",
+        "bandwidth.svg",
+        "fig16.svg",
+    ] {
+        let bytes = std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(!bytes.is_empty(), "{f} is empty");
+    }
+    let json = read_json(&dir.join("results.json"));
+    assert_eq!(json["runs"].as_array().map(Vec::len), Some(2));
+    assert_eq!(json["runs"][0]["deadline_requests"], 4 * 17 + 4 * 67);
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * (8 + 4), "{csv}");
+    // Bad options are refused before anything is written.
+    let bad_dir = scratch("part-cosmos-bad");
+    for args in [
+        &["--duration", "0s"][..],
+        &["--die-queue-policy", "lifo"][..],
+        &["--set", "ftl.data_ratio=2"][..],
+    ] {
+        let mut all = vec!["experiment", "part-cosmos", "--out", path_str(&bad_dir)];
+        all.extend_from_slice(args);
+        let bad = flashlab(&all);
+        assert_eq!(bad.code, Some(2), "{args:?}: {}", bad.context());
+        assert!(!bad_dir.join("results.json").exists(), "{args:?}");
+    }
+}
