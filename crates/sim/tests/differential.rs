@@ -532,11 +532,15 @@ fn part_ftl_parts_of_one_page_waiting_for_buffer_room() {
 }
 /// WAO-GC variants (`ftl/waogc`), on the small device without its over-provisioning (WAO-GC
 /// sizes the logical space by λ, `ftl.logical_ratio`): the defaults (c = 2, λ = 0.482),
-/// copyback, c = 1 (λ 0.4, under eq. 12's 0.4375 for P = 16), and GC all the time on one die of
+/// copyback, steps holding the whole device (with copyback), c = 1 (λ 0.4, under eq. 12's 0.4375 for P = 16), and GC all the time on one die of
 /// 16 blocks of 8 pages filled to steady state at λ 0.45 (eq. 12 allows 0.5 for P = 8).
 const WAO_GC_VARIANTS: &[(&str, &[&str])] = &[
     ("defaults", &[]),
     ("copyback", &["ftl.gc_copyback=true"]),
+    (
+        "device-scope copyback",
+        &["ftl.gc_step_scope=\"device\"", "ftl.gc_copyback=true"],
+    ),
     ("c=1", &["ftl.copies_per_step=1", "ftl.logical_ratio=0.4"]),
     (
         "constant-gc",

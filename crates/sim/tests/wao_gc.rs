@@ -359,3 +359,88 @@ fn fig16_bandwidth_over_time() {
     }
     println!("{:?}\n{}", report.gc, report.ftl_details);
 }
+
+/// The read latencies (ns) of `pairs` write + read pairs on two dies with their own channels,
+/// fresh device, one pair at a time: a one-page write of a random logical page (its die
+/// alternates), then 10 us later a read of a page last written on the other die. Also the
+/// partial steps run.
+fn cross_die_read_latencies(scope: &str, pairs: usize) -> (Vec<u64>, u64) {
+    use flashlab_sim::host::Op;
+    use flashlab_sim::testing::sector_request;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let scope = format!("ftl.gc_step_scope=\"{scope}\"");
+    let cfg = config(
+        &[
+            "ftl.name=\"wao-gc\"",
+            "geometry.channels=2",
+            "geometry.chips_per_channel=1",
+            "geometry.dies_per_chip=1",
+            "geometry.planes_per_die=1",
+            "geometry.blocks_per_plane=16",
+            "geometry.pages_per_block=16",
+            "host.data_over_link=false",
+            "run.precondition=0",
+        ],
+        &[&scope],
+    );
+    let mut sim = flashlab_sim::Simulation::new(&cfg).unwrap_or_else(|e| panic!("{e}"));
+    let reads = Rc::new(RefCell::new(Vec::new()));
+    let seen = Rc::clone(&reads);
+    sim.set_observer(Box::new(move |done| {
+        if done.op == Op::Read {
+            seen.borrow_mut().push(done.completion_ns - done.arrival_ns);
+        }
+    }));
+    let spp = u64::from(cfg.geometry.page_bytes / cfg.host.sector_bytes);
+    let pages = sim.logical_bytes() / u64::from(cfg.geometry.page_bytes);
+    // The die (0 or 1) each logical page was last written on: host writes alternate dies.
+    let mut die_of = vec![None; pages as usize];
+    let mut lcg = 12345u64;
+    for write in 0..pairs {
+        lcg = lcg
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let lpn = (lcg >> 33) % pages;
+        let die = write % 2;
+        sim.submit(sector_request(Op::Write, lpn * spp, spp))
+            .unwrap_or_else(|e| panic!("{e}"));
+        die_of[lpn as usize] = Some(die);
+        let other = die_of.iter().position(|d| *d == Some(1 - die));
+        if let Some(other) = other {
+            let mut read = sector_request(Op::Read, other as u64 * spp, spp);
+            read.arrival_ns = sim.now() + 10_000;
+            sim.submit(read).unwrap_or_else(|e| panic!("{e}"));
+        }
+        sim.run_until_idle().unwrap_or_else(|e| panic!("{e}"));
+    }
+    let steps = sim.ftl().report()["counters"]["partial_steps"]
+        .as_u64()
+        .unwrap_or(0);
+    let latencies = reads.borrow().clone();
+    (latencies, steps)
+}
+
+/// `gc_step_scope`: with "die" a partial step never delays a read on another die (each die
+/// has its own channel, so such a read takes t_r plus its transfer); with "device" a read
+/// issued after a step waits for it (at least the step's write and an erase, or copies).
+#[test]
+fn a_device_scope_step_holds_reads_on_other_dies() {
+    let cfg = config(ONE_DIE, &[]);
+    let (tr, tw, _) = page_times(&cfg);
+    let (die, die_steps) = cross_die_read_latencies("die", 3000);
+    let (device, device_steps) = cross_die_read_latencies("device", 3000);
+    assert!(die_steps > 300, "{die_steps} steps");
+    assert_eq!(die_steps, device_steps);
+    let die_max = *die.iter().max().unwrap() as f64;
+    assert!(
+        die_max <= tr + 1_000.0,
+        "die scope: a read took {die_max} ns (t_r {tr})"
+    );
+    let held = device.iter().filter(|&&ns| ns as f64 > tr + tw).count() as u64;
+    // Every step is followed by a read on the other die (but the first few writes').
+    assert!(
+        held + 10 >= device_steps && held <= device_steps,
+        "device scope: {held} reads held, {device_steps} steps"
+    );
+}

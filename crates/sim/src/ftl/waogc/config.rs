@@ -17,7 +17,19 @@ settings! {
         copies_per_step: u32 = 2, unit "pages", range 1 ..= 65536;
         /// A copy of a page to a block of the same plane uses copyback (no bus transfer) instead of read + program.
         gc_copyback: bool = false, unit "";
+        /// What a partial GC step blocks: "die", only later commands on its own die (the die queue orders them); "device", every host command issued after it on any die until the step's commands completed (one firmware request loop that runs the step, the blocking of part-ftl.txt VI.A's model).
+        gc_step_scope: StepScope = StepScope::Die, unit "", choices "die | device";
     }
+}
+
+/// What a partial GC step of WAO-GC holds up (`ftl.gc_step_scope`, docs/wao-gc.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepScope {
+    /// The step's commands queue on its die like any others: commands on other dies go on.
+    Die,
+    /// Host commands issued after a step, on any die, start only once the step completed.
+    Device,
 }
 
 /// Quantities derived from the settings and the device.

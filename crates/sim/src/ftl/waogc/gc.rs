@@ -4,6 +4,7 @@
 //! the victim's erase).
 
 use super::config::steps_for;
+use super::config::StepScope;
 use super::{Collection, WaoGc};
 use crate::flash::{Cause, CmdId, NIL};
 use crate::ftl::mapping::Stream;
@@ -104,6 +105,9 @@ impl WaoGc {
         let Some(mut col) = self.dies[die as usize].collection else {
             return Ok(());
         };
+        if self.cfg.gc_step_scope == StepScope::Device {
+            self.step_hold.clear();
+        }
         let mut copied = 0;
         while copied < col.copies_per_step {
             let Some(src) = self.next_valid(ctx, &mut col) else {
@@ -119,11 +123,19 @@ impl WaoGc {
             self.dies[die as usize].collection = Some(col);
             return Ok(());
         }
-        ctx.erase(col.victim, Issue::new(Cause::Gc).after(&[write]))?;
+        let erase = ctx.erase(col.victim, Issue::new(Cause::Gc).after(&[write]))?;
+        self.hold_for_device(erase);
         self.blocks.release(col.victim);
         self.dies[die as usize].collection = None;
         self.stats.max_steps_per_collection = self.stats.max_steps_per_collection.max(col.steps);
         Ok(())
+    }
+
+    /// With device scope, later host commands wait for `cmd`, a last command of the step.
+    fn hold_for_device(&mut self, cmd: CmdId) {
+        if self.cfg.gc_step_scope == StepScope::Device {
+            self.step_hold.push(cmd);
+        }
     }
 
     fn record_step(&mut self, copied: u32) {
@@ -172,7 +184,8 @@ impl WaoGc {
         let same_plane = self.layout.plane_of(self.layout.block_of(src))
             == self.layout.plane_of(self.layout.block_of(dst));
         if self.cfg.gc_copyback && same_plane {
-            ctx.copyback(src, dst, Issue::new(Cause::Gc).after(&[write]))?;
+            let copy = ctx.copyback(src, dst, Issue::new(Cause::Gc).after(&[write]))?;
+            self.hold_for_device(copy);
             ctx.invalidate(src)?;
             self.stats.copyback_pages += 1;
         } else {
@@ -184,12 +197,13 @@ impl WaoGc {
             let read = ctx.read(&[src], self.page_bytes(), issue)?;
             ctx.invalidate(src)?;
             let data = ctx.payloads().then_some(self.gc_data.as_slice());
-            ctx.program(
+            let program = ctx.program(
                 &[dst],
                 &[OobEntry::new(lpn, oob.seq(), 0)],
                 data,
                 Issue::new(Cause::Gc).after(&[read]),
             )?;
+            self.hold_for_device(program);
         }
         self.map.set(lpn, dst);
         Ok(())

@@ -15,6 +15,10 @@
 //!   (n = ceil(v / c) + 1 steps). Steps are timed flash commands that start only once the
 //!   write's program completed, so a request reaching that die later waits behind the step:
 //!   at most one when writes come no faster than a step takes (eqs. 13, 14).
+//! - **Step scope** (`gc_step_scope`): "die" (default) as above; "device" models one firmware
+//!   request loop that runs the steps: every host command issued after a step, on any die,
+//!   waits until that step's commands completed (so a read can wait for the steps of all the
+//!   other tasks' writes, part-ftl.txt VI.A). Steps then run one after another device-wide.
 //! - No admission control and no background GC (the host being idle does not collect).
 //!
 //! Choices where the papers are vague (docs/wao-gc.md): the step after the write that opens
@@ -28,13 +32,13 @@ mod config;
 mod gc;
 
 pub use config::{largest_ratio, max_victim_valid, ratio_allowed, ratio_bound, steps_for};
-pub use config::{Sizing, WaoGcConfig};
+pub use config::{Sizing, StepScope, WaoGcConfig};
 
 use super::mapping::{Blocks, MapTable, VictimPolicy};
 use super::registry::{self, FtlEntry};
 use super::{Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig};
-use crate::flash::NIL;
+use crate::flash::{CmdId, NIL};
 use crate::host::{Op, SubRequest};
 use crate::nand::{BlockId, Layout, Nand, OobEntry, Ppn};
 use crate::SimError;
@@ -123,6 +127,11 @@ pub struct WaoGc {
     /// Data versions of the page a GC copy programs (reused).
     gc_data: Vec<u64>,
     zeros: Vec<u64>,
+    /// With `gc_step_scope = "device"`: the last commands of the latest partial step (its
+    /// programs, copybacks or erase), which every later host command waits for. Each step
+    /// follows a host write that waited for the previous hold, so the latest step's commands
+    /// complete after all earlier steps'. Empty with "die" scope. Capacity reused.
+    step_hold: Vec<CmdId>,
     stats: WaoGcStats,
 }
 
@@ -148,6 +157,7 @@ impl WaoGc {
             host_data: vec![0; spp as usize],
             gc_data: vec![0; spp as usize],
             zeros: vec![0; spp as usize],
+            step_hold: Vec::with_capacity(cfg.copies_per_step as usize + 1),
             stats: WaoGcStats::new(cfg.copies_per_step),
             sizing,
             cfg,
@@ -178,7 +188,8 @@ impl WaoGc {
         let old = self.map.get(lpn);
         let mut rmw = None;
         if let Some(old) = old.filter(|_| !full) {
-            rmw = Some(ctx.read(&[old], self.page_bytes(), Issue::host(sub.id))?);
+            let issue = Issue::host(sub.id).after(&self.step_hold);
+            rmw = Some(ctx.read(&[old], self.page_bytes(), issue)?);
             self.stats.rmw_reads += 1;
         }
         if ctx.payloads() {
@@ -198,11 +209,17 @@ impl WaoGc {
         }
         self.map.set(lpn, ppn);
         let data = ctx.payloads().then_some(self.host_data.as_slice());
+        // The read-modify-write read already waited for the step hold.
+        let after = if rmw.is_some() {
+            rmw.as_slice()
+        } else {
+            self.step_hold.as_slice()
+        };
         let program = ctx.program(
             &[ppn],
             &[OobEntry::new(lpn, seq, 0)],
             data,
-            Issue::host(sub.id).after(rmw.as_slice()),
+            Issue::host(sub.id).after(after),
         )?;
         if self.dies[die as usize].collection.is_some() {
             self.partial_step(ctx, die, program)?;
@@ -238,7 +255,9 @@ impl WaoGc {
                     self.host_data[..s1 - s0].copy_from_slice(data);
                     ctx.deliver(sub.id, first, &self.host_data[..s1 - s0])?;
                 }
-                let issue = Issue::host(sub.id).deadline(sub.deadline_ns);
+                let issue = Issue::host(sub.id)
+                    .deadline(sub.deadline_ns)
+                    .after(&self.step_hold);
                 ctx.read(&[ppn], self.page_bytes(), issue)?;
             }
         }
