@@ -332,6 +332,7 @@ impl Ftl for WaoGc {
             "eq12_ratio_bound": self.sizing.ratio_bound,
             "largest_ratio": largest_ratio(p, c),
             "copies_per_step": c,
+            "gc_step_scope": self.cfg.gc_step_scope,
             "pages_per_block": p,
             "logical_pages": self.sizing.logical_pages,
             "victim_valid_pages_bound": victim_bound,
