@@ -147,7 +147,16 @@ fn plot_tail(
         .iter()
         .map(|x| latency(x).max_ns as f64 / 1e6)
         .fold(deadline_ms, f64::max)
-        * 1.1;
+        * 1.5;
+    // Log scale: the runs span microseconds (buffered writes) to hundreds of milliseconds
+    // (WAO-GC with device-wide steps); a linear axis would flatten the fast ones.
+    let y_min = r
+        .runs
+        .iter()
+        .filter_map(|x| latency(x).tail().first().map(|(_, ns)| *ns as f64 / 1e6))
+        .fold(deadline_ms, f64::min)
+        .max(0.001)
+        * 0.5;
     let root = SVGBackend::with_string(svg, (800, 500)).into_drawing_area();
     root.fill(&WHITE)?;
     let labels = ["p50", "p90", "p99", "p99.9", "max"];
@@ -159,7 +168,7 @@ fn plot_tail(
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(-0.2..4.2, 0.0..y_max)?;
+        .build_cartesian_2d(-0.2..4.2, (y_min..y_max).log_scale())?;
     chart
         .configure_mesh()
         .x_labels(5)
@@ -168,7 +177,7 @@ fn plot_tail(
             labels.get(i).map_or(String::new(), |l| l.to_string())
         })
         .x_desc("percentile")
-        .y_desc("response time (ms)")
+        .y_desc("response time (ms, log scale)")
         .draw()?;
     for (i, run) in r.runs.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
