@@ -152,6 +152,7 @@ impl PartFtl {
         self.map.set(slot.lpn, ppn);
         self.buffered[slot.lpn as usize] = NONE;
         self.inflight_epoch[channel as usize] = slot.epoch;
+        self.inflight_accepted_ns[channel as usize] = slot.accepted_ns;
         slot.deps.clear();
         self.slots[index as usize] = slot;
         self.free_slots.push(index);
@@ -279,6 +280,9 @@ impl PartFtl {
             TAG_HOST_PROGRAM => {
                 self.busy[c] = false;
                 let epoch = self.inflight_epoch[c];
+                let waited = ctx.now().saturating_sub(self.inflight_accepted_ns[c]);
+                self.stats.write_to_flash_ns_total += waited;
+                self.stats.write_to_flash_ns_max = self.stats.write_to_flash_ns_max.max(waited);
                 self.buffer_released(ctx, epoch)?;
             }
             TAG_PARITY | TAG_GC_PROGRAM | TAG_ERASE => self.busy[c] = false,
