@@ -262,13 +262,9 @@ fn part_schedulability(a: &PartSchedulabilityArgs) -> i32 {
         if code != 0 {
             return code;
         }
-        let path = dir.join(format!("{name}.svg"));
-        let mut svg = String::new();
-        if let Err(e) = plot_curve(&mut svg, curve, title, x_desc, y_desc) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return EXIT_IO;
-        }
-        let code = write_file(&path, svg.as_bytes());
+        let code = write_svg(&dir.join(format!("{name}.svg")), |svg| {
+            plot_curve(svg, curve, title, x_desc, y_desc)
+        });
         if code != 0 {
             return code;
         }
@@ -531,6 +527,23 @@ fn progress_bar() -> Option<ProgressBar> {
     })
 }
 
+/// Draws a plot as SVG text and writes it to `path` (nothing when the drawing is empty: no
+/// data to plot); the exit code.
+fn write_svg(
+    path: &Path,
+    draw: impl FnOnce(&mut String) -> Result<(), Box<dyn std::error::Error>>,
+) -> i32 {
+    let mut svg = String::new();
+    if let Err(e) = draw(&mut svg) {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        return EXIT_IO;
+    }
+    if svg.is_empty() {
+        return 0;
+    }
+    write_file(path, svg.as_bytes())
+}
+
 /// Writes `bytes` whole to `path` (or leaves it as it was); the exit code.
 fn write_file(path: &Path, bytes: &[u8]) -> i32 {
     match Output::create(path).and_then(|o| o.write_whole(bytes)) {
@@ -581,17 +594,11 @@ fn write_outputs(dir: &Path, results: Output, study: &Study, table: &str) -> i32
         plots.push((&files[i], &titles[i], Metric::Mean, &devices[i]));
     }
     for (file, title, metric, device) in plots {
-        let path = dir.join(file);
-        let mut svg = String::new();
-        if let Err(e) = plot(&mut svg, study, device, title, metric) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return EXIT_IO;
-        }
-        if !svg.is_empty() {
-            let code = write_file(&path, svg.as_bytes());
-            if code != 0 {
-                return code;
-            }
+        let code = write_svg(&dir.join(file), |svg| {
+            plot(svg, study, device, title, metric)
+        });
+        if code != 0 {
+            return code;
         }
     }
     eprintln!(

@@ -10,8 +10,8 @@ use flashlab_sim::experiment::part_cosmos::{
 };
 use plotters::prelude::*;
 
-use super::{open_results, with_progress, write_file, write_results};
-use crate::{fail, EXIT_IO};
+use super::{open_results, with_progress, write_results, write_svg};
+use crate::fail;
 
 #[derive(clap::Args, Debug)]
 pub struct PartCosmosArgs {
@@ -115,13 +115,7 @@ pub fn part_cosmos(a: &PartCosmosArgs) -> i32 {
         ("fig16.svg", plot_fig16),
     ];
     for (name, draw) in plots {
-        let path = a.out.join(name);
-        let mut svg = String::new();
-        if let Err(e) = draw(&mut svg, &results) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return EXIT_IO;
-        }
-        let code = write_file(&path, svg.as_bytes());
+        let code = write_svg(&a.out.join(name), |svg| draw(svg, &results));
         if code != 0 {
             return code;
         }
