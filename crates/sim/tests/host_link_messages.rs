@@ -9,6 +9,8 @@
 //!
 //! Writes are acknowledged once buffered (pagemap's write buffer), so their flash time is 0.
 
+mod tiny_device;
+
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -28,28 +30,7 @@ const FLASH_READ_NS: u64 = 50_000 + 5_120;
 const DATA_NS: u64 = PAGE * BYTE_NS;
 
 fn tiny(extra: &[&str]) -> ExperimentConfig {
-    let mut sets = vec![
-        "geometry.channels=1",
-        "geometry.chips_per_channel=1",
-        "geometry.dies_per_chip=1",
-        "geometry.planes_per_die=1",
-        "geometry.blocks_per_plane=16",
-        "geometry.pages_per_block=16",
-        "geometry.page_bytes=4096",
-        "timing.read_latency_ns=50000",
-        "timing.bus_mb_per_s=800",
-        "timing.cache_ops=false",
-        "timing.page_buffer_bytes=0",
-        "host.link_mb_per_s=1",
-        "host.command_overhead_ns=500",
-        "ftl.mapping_unit_bytes=4096",
-        "ftl.over_provisioning=0.25",
-        // Every logical page mapped, so reads go to the flash.
-        "run.precondition=1.0",
-        "run.precondition_max_passes=0",
-    ];
-    sets.extend_from_slice(extra);
-    ExperimentConfig::with_sets("default", &sets).unwrap_or_else(|e| panic!("{e}"))
+    tiny_device::tiny_device(1, extra)
 }
 
 /// A preconditioned simulation of `config` that logs every completed request.

@@ -11,6 +11,8 @@
 //! (its command is in at 1_000 ns) and for the die (free at 55_620 ns): it is done in the FTL
 //! at 110_740 ns (109_740 ns after its hand-over) and complete at 114_836 ns.
 
+mod tiny_device;
+
 use flashlab_sim::workload::parse_spec;
 use flashlab_sim::{run_experiment, ExperimentConfig, Report};
 
@@ -18,28 +20,7 @@ const ALONE_NS: u64 = 500 + 55_120 + 4_096;
 const SECOND_NS: u64 = 1_000 + 109_740 + 4_096;
 
 fn tiny(extra: &[&str]) -> ExperimentConfig {
-    let mut sets = vec![
-        "geometry.channels=1",
-        "geometry.chips_per_channel=1",
-        "geometry.dies_per_chip=1",
-        "geometry.planes_per_die=1",
-        "geometry.blocks_per_plane=16",
-        "geometry.pages_per_block=16",
-        "geometry.page_bytes=4096",
-        "timing.read_latency_ns=50000",
-        "timing.bus_mb_per_s=800",
-        "timing.cache_ops=false",
-        "timing.page_buffer_bytes=0",
-        "host.link_mb_per_s=1000",
-        "host.command_overhead_ns=500",
-        "ftl.mapping_unit_bytes=4096",
-        "ftl.over_provisioning=0.25",
-        // Every logical page mapped, so reads go to the flash.
-        "run.precondition=1.0",
-        "run.precondition_max_passes=0",
-    ];
-    sets.extend_from_slice(extra);
-    ExperimentConfig::with_sets("default", &sets).unwrap_or_else(|e| panic!("{e}"))
+    tiny_device::tiny_device(1000, extra)
 }
 
 fn run(workload: &str, extra: &[&str]) -> Report {
