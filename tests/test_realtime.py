@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import flashlab
-from test_report_schema import _MISSING, TYPES, documented_fields, key_paths, lookup
+from test_report_schema import _MISSING, documented_fields, key_paths, lookup, type_mismatches
 
 SMALL = {"geometry.blocks_per_plane": 16, "ftl.over_provisioning": 0.25}
 TABLE_III = "periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=300ms"
@@ -101,14 +101,7 @@ def test_real_time_fields_match_their_documentation(
         if f"{root}.{path}" not in fields
     ]
     assert not undocumented, f"in the report but not documented under {heading!r}: {undocumented}"
-    wrong = []
-    for path, doc_type in fields.items():
-        allowed: tuple[type, ...] = ()
-        for alternative in doc_type.split(" or "):
-            allowed += TYPES[alternative]
-        value = lookup(view, path)
-        if isinstance(value, bool) or not isinstance(value, allowed):
-            wrong.append(f"{path}: {value!r} is not {doc_type}")
+    wrong = type_mismatches(view, fields)
     assert not wrong, wrong
 
 

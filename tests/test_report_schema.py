@@ -90,6 +90,31 @@ def key_paths(value: Any, prefix: str = "") -> list[str]:
     return paths
 
 
+def fits_documented_type(value: Any, doc_type: str) -> bool:
+    """Whether `value` is of `doc_type` as the schema doc writes it ("integer or null",
+    "fraction", ...)."""
+    allowed: tuple[type, ...] = ()
+    for alternative in doc_type.split(" or "):
+        assert alternative in TYPES, f"unknown documented type {alternative!r}"
+        allowed += TYPES[alternative]
+    # bool is an int in Python: only "boolean" admits it.
+    fits = isinstance(value, allowed) and (not isinstance(value, bool) or "boolean" in doc_type)
+    if doc_type == "fraction" and fits:
+        fits = 0.0 <= value <= 1.0
+    if doc_type == "array of fraction" and fits:
+        fits = all(isinstance(x, (int, float)) and 0.0 <= x <= 1.0 for x in value)
+    return fits
+
+
+def type_mismatches(view: dict[str, Any], fields: dict[str, str]) -> list[str]:
+    """The documented paths of `view` whose values do not fit their documented type."""
+    return [
+        f"{path} = {lookup(view, path)!r} (documented: {doc_type})"
+        for path, doc_type in fields.items()
+        if not fits_documented_type(lookup(view, path), doc_type)
+    ]
+
+
 @pytest.fixture(scope="module")
 def fields() -> dict[str, str]:
     found = documented_fields()
@@ -116,23 +141,9 @@ def test_every_documented_path_exists(report: dict[str, Any], fields: dict[str, 
 
 
 def test_documented_types(report: dict[str, Any], fields: dict[str, str]) -> None:
-    wrong = []
-    for path, doc_type in fields.items():
-        value = lookup(report, path)
-        if value is _MISSING:
-            continue  # reported by test_every_documented_path_exists
-        allowed: tuple[type, ...] = ()
-        for alternative in doc_type.split(" or "):
-            assert alternative in TYPES, f"{path}: unknown documented type {alternative!r}"
-            allowed += TYPES[alternative]
-        # bool is an int in Python: only "boolean" admits it.
-        fits = isinstance(value, allowed) and (not isinstance(value, bool) or "boolean" in doc_type)
-        if doc_type == "fraction" and fits:
-            fits = 0.0 <= value <= 1.0
-        if doc_type == "array of fraction" and fits:
-            fits = all(isinstance(x, (int, float)) and 0.0 <= x <= 1.0 for x in value)
-        if not fits:
-            wrong.append(f"{path} = {value!r} (documented: {doc_type})")
+    # Missing paths are reported by test_every_documented_path_exists.
+    present = {p: t for p, t in fields.items() if lookup(report, p) is not _MISSING}
+    wrong = type_mismatches(report, present)
     assert not wrong, "values that do not fit their documented type:\n" + "\n".join(wrong)
 
 
@@ -185,14 +196,7 @@ def test_trace_workload_matches_its_documentation(trace_report: dict[str, Any]) 
     assert not missing, f"documented but not in a trace report: {missing}"
     undocumented = [p for p in key_paths(workload) if p != "workload" and p not in fields]
     assert not undocumented, f"in a trace report but not documented: {undocumented}"
-    wrong = []
-    for path, doc_type in fields.items():
-        allowed: tuple[type, ...] = ()
-        for alternative in doc_type.split(" or "):
-            allowed += TYPES[alternative]
-        value = lookup(workload, path)
-        if isinstance(value, bool) != ("boolean" in doc_type) or not isinstance(value, allowed):
-            wrong.append(f"{path}: {value!r} is not {doc_type}")
+    wrong = type_mismatches(workload, fields)
     assert not wrong, wrong
 
 
@@ -227,16 +231,7 @@ def check_against_section(report: dict[str, Any], heading: str, root: str) -> No
         if p != root and p not in fields and not any(p.startswith(o + ".") for o in opaque)
     ]
     assert not undocumented, f"in the report but not documented under {heading!r}: {undocumented}"
-    wrong = []
-    for path, doc_type in fields.items():
-        allowed: tuple[type, ...] = ()
-        for alternative in doc_type.split(" or "):
-            allowed += TYPES[alternative]
-        value = lookup(report, path)
-        if (isinstance(value, bool) and "boolean" not in doc_type) or not isinstance(
-            value, allowed
-        ):
-            wrong.append(f"{path}: {value!r} is not {doc_type}")
+    wrong = type_mismatches(report, fields)
     assert not wrong, wrong
 
 
@@ -292,14 +287,7 @@ def test_merges_match_their_documentation(
     assert not missing, f"documented but not in a log-block report: {missing}"
     undocumented = [p for p in key_paths(merges) if p != "merges" and p not in fields]
     assert not undocumented, f"in a log-block report but not documented: {undocumented}"
-    wrong = []
-    for path, doc_type in fields.items():
-        allowed: tuple[type, ...] = ()
-        for alternative in doc_type.split(" or "):
-            allowed += TYPES[alternative]
-        value = lookup(merges, path)
-        if isinstance(value, bool) or not isinstance(value, allowed):
-            wrong.append(f"{path}: {value!r} is not {doc_type}")
+    wrong = type_mismatches(merges, fields)
     assert not wrong, wrong
     m = merge_report["merges"]
     assert m["total"] == m["switch"] + m["partial"] + m["full"] + m["fold"] > 0
