@@ -309,14 +309,7 @@ fn plot_curve(
     for (i, (scheme, label)) in SCHEMES.iter().zip(labels).enumerate() {
         let color = Palette99::pick(i).to_rgba();
         let line: Vec<(f64, f64)> = xs.iter().copied().zip(curve.series(scheme)).collect();
-        chart
-            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        chart.draw_series(
-            line.iter()
-                .map(|&(a, b)| Circle::new((a, b), 3, color.filled())),
-        )?;
+        draw_marked_line(&mut chart, line, color, label)?;
     }
     chart
         .configure_series_labels()
@@ -525,6 +518,27 @@ fn progress_bar() -> Option<ProgressBar> {
         );
         bar
     })
+}
+
+/// One plotted series: a line with a dot at each point, under `label` in the legend.
+fn draw_marked_line<CT>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, CT>,
+    line: Vec<(f64, f64)>,
+    color: RGBAColor,
+    label: impl Into<String>,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    chart
+        .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+    chart.draw_series(
+        line.iter()
+            .map(|&(a, b)| Circle::new((a, b), 3, color.filled())),
+    )?;
+    Ok(())
 }
 
 /// Draws a plot as SVG text and writes it to `path` (nothing when the drawing is empty: no
@@ -745,14 +759,7 @@ fn plot(
         } else {
             format!("{ftl} ({tasks} tasks)")
         };
-        chart
-            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        chart.draw_series(
-            line.iter()
-                .map(|&(a, b)| Circle::new((a, b), 3, color.filled())),
-        )?;
+        draw_marked_line(&mut chart, line, color, label)?;
     }
     chart
         .configure_series_labels()

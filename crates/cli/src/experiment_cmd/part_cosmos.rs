@@ -10,7 +10,7 @@ use flashlab_sim::experiment::part_cosmos::{
 };
 use plotters::prelude::*;
 
-use super::{open_results, with_progress, write_results, write_svg};
+use super::{draw_marked_line, open_results, with_progress, write_results, write_svg};
 use crate::fail;
 
 #[derive(clap::Args, Debug)]
@@ -181,14 +181,7 @@ fn plot_tail(
             .enumerate()
             .map(|(k, (_, ns))| (k as f64, *ns as f64 / 1e6))
             .collect();
-        chart
-            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
-            .label(run.ftl.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        chart.draw_series(
-            line.iter()
-                .map(|&(a, b)| Circle::new((a, b), 3, color.filled())),
-        )?;
+        draw_marked_line(&mut chart, line, color, run.ftl.clone())?;
     }
     chart
         .draw_series(LineSeries::new(
