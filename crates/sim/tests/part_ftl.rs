@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use flashlab_sim::config::ExperimentConfig;
 use flashlab_sim::host::{Op, Request};
+use flashlab_sim::nand::OOB_FLAG_TRANSLATION;
 use flashlab_sim::workload::{LoopMode, RequestSource};
 use flashlab_sim::{SimError, Simulation};
 use rand::{Rng, SeedableRng};
@@ -312,4 +313,42 @@ fn acknowledged_writes_wait_for_the_parity_turn_before_reaching_flash() {
         max >= 32 * TPROG_NS && mean < max,
         "a page accepted at the parity turn's start waits for its 32 programs: {with_parity}"
     );
+}
+
+/// Section V: buffered pages are programmed earliest deadline first, not in arrival order.
+/// Twelve writes with a 1 s deadline arrive together (the four idle write dies start on the
+/// first four), then four with a 1 ms deadline: each write die programs an urgent page next
+/// (page 1 of its block), and the remaining lazy pages only after them.
+#[test]
+fn buffered_pages_are_programmed_earliest_deadline_first() {
+    let cfg = config("part-ftl", &["run.precondition=0.0"]);
+    let mut sim = Simulation::new(&cfg).unwrap();
+    let write = |arrival_ns, lpn, deadline_ns| Request {
+        arrival_ns,
+        op: Op::Write,
+        offset_bytes: lpn * PAGE,
+        len_bytes: PAGE,
+        deadline_ns,
+        task: None,
+    };
+    let mut requests: Vec<Request> = (0..12).map(|lpn| write(0, lpn, 1000 * MS)).collect();
+    requests.extend((100..104).map(|lpn| write(10_000, lpn, MS)));
+    sim.run(Box::new(Scripted(requests.into_iter())), &mut |_| {})
+        .unwrap();
+    sim.check_invariants().unwrap();
+    let nand = sim.nand();
+    let layout = nand.layout();
+    let mut page_of = std::collections::HashMap::new();
+    for ppn in 0..layout.pages() {
+        let oob = nand.oob(nand.unit_addr(ppn, 0));
+        if let (Some(lpn), false) = (oob.lpn(), oob.flags() & OOB_FLAG_TRANSLATION != 0) {
+            page_of.insert(u64::from(lpn), layout.page_in_block(ppn));
+        }
+    }
+    for lpn in 100..104 {
+        assert_eq!(page_of[&lpn], 1, "urgent page {lpn}: {page_of:?}");
+    }
+    for lpn in 4..12 {
+        assert!(page_of[&lpn] >= 2, "lazy page {lpn}: {page_of:?}");
+    }
 }

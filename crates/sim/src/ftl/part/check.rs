@@ -18,27 +18,33 @@ impl PartFtl {
     }
 
     fn check_buffer(&self) -> Result<(), String> {
-        for &s in &self.pending {
-            let lpn = self.slots[s as usize].lpn;
-            if self.buffered[lpn as usize] != s {
+        let mut pending = 0;
+        for (s, slot) in self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| slot.pending)
+        {
+            pending += 1;
+            if self.buffered[slot.lpn as usize] != s as u32 {
                 return Err(format!(
-                    "pending slot {s} of page {lpn} is not its buffered copy"
+                    "pending slot {s} of page {} is not its buffered copy",
+                    slot.lpn
                 ));
             }
         }
         let buffered = self.buffered.iter().filter(|&&s| s != NONE).count();
-        if buffered != self.pending.len() {
+        if buffered != pending || pending != self.pending_pages {
             return Err(format!(
-                "{buffered} pages buffered but {} pending",
-                self.pending.len()
+                "{buffered} pages buffered, {pending} slots pending, {} counted pending",
+                self.pending_pages
             ));
         }
         let in_flight = self.busy.iter().filter(|&&b| b).count();
-        if in_flight == 0 && self.buffer_used != self.pending.len() as u64 {
+        if in_flight == 0 && self.buffer_used != pending as u64 {
             return Err(format!(
-                "buffer counts {} pages with {} pending and nothing in flight",
-                self.buffer_used,
-                self.pending.len()
+                "buffer counts {} pages with {pending} pending and nothing in flight",
+                self.buffer_used
             ));
         }
         if self.write_way >= self.ways {

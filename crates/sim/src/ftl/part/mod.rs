@@ -43,7 +43,8 @@ mod turn;
 
 pub use config::PartConfig;
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::mapping::MapTable;
 use super::registry::{self, FtlEntry};
@@ -87,6 +88,8 @@ struct Slot {
     epoch: u64,
     /// When it was first accepted into the buffer (an absorbed overwrite keeps this time).
     accepted_ns: u64,
+    /// Waiting in the buffer for its program (not yet issued).
+    pending: bool,
     data: Vec<u64>,
     /// Reads of the old page a read-modify-write waits for.
     deps: Vec<CmdId>,
@@ -155,7 +158,13 @@ pub struct PartFtl {
     // Write buffer.
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
-    pending: Vec<u32>,
+    /// Buffered pages in program order, earliest deadline then oldest write first: (deadline,
+    /// seq, slot). An entry whose slot is no longer pending with that seq (programmed,
+    /// trimmed, or overwritten: the overwrite pushes a new entry) is stale and dropped when it
+    /// comes to the top, so choosing a page costs O(log n), not a scan of the buffer.
+    pending_order: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Pages waiting in the buffer for their program.
+    pending_pages: usize,
     buffered: Vec<u32>,
     buffer_used: u64,
     waiting: VecDeque<SubRequest>,
@@ -205,7 +214,8 @@ impl PartFtl {
             inflight_accepted_ns: vec![0; g.channels as usize],
             slots: Vec::new(),
             free_slots: Vec::new(),
-            pending: Vec::new(),
+            pending_order: BinaryHeap::new(),
+            pending_pages: 0,
             buffered: vec![NONE; sizing.logical_pages as usize],
             buffer_used: 0,
             waiting: VecDeque::new(),
@@ -397,6 +407,8 @@ impl PartFtl {
         let s = &mut self.slots[slot as usize];
         s.seq = self.units_written;
         s.deadline_ns = s.deadline_ns.min(sub.deadline_ns);
+        self.pending_order
+            .push(Reverse((s.deadline_ns, s.seq, slot)));
         if !s.data.is_empty() {
             s.data[s0..s1].fill(sub.version);
         }
@@ -428,6 +440,7 @@ impl PartFtl {
         s.deadline_ns = sub.deadline_ns;
         s.epoch = epoch;
         s.accepted_ns = ctx.now();
+        s.pending = true;
         s.deps.clear();
         s.deps.extend_from_slice(&self.read_cmds);
         if !s.data.is_empty() {
@@ -435,7 +448,9 @@ impl PartFtl {
             s.data[s0..s1].fill(sub.version);
         }
         self.buffered[lpn as usize] = index;
-        self.pending.push(index);
+        self.pending_order
+            .push(Reverse((sub.deadline_ns, self.units_written, index)));
+        self.pending_pages += 1;
         self.buffer_used += 1;
         *self.epoch_counts.back_mut().expect("an epoch is open") += 1;
         self.stats.max_buffer_pages = self.stats.max_buffer_pages.max(self.buffer_used);
@@ -490,12 +505,10 @@ impl PartFtl {
         if slot == NONE {
             return Ok(());
         }
-        let at = self
-            .pending
-            .iter()
-            .position(|&s| s == slot)
-            .ok_or_else(|| self.bug(format!("buffered page {lpn} not pending")))?;
-        self.pending.swap_remove(at);
+        if !std::mem::take(&mut self.slots[slot as usize].pending) {
+            return Err(self.bug(format!("buffered page {lpn} not pending")));
+        }
+        self.pending_pages -= 1;
         self.free_slots.push(slot);
         let epoch = self.slots[slot as usize].epoch;
         self.buffer_released(ctx, epoch)

@@ -2,6 +2,8 @@
 //! earliest-deadline-first among the write buffer's pages and GC steps (a victim page's read,
 //! its program, an erase), the parity turn, and the rotation of the write set from way to way.
 
+use std::cmp::Reverse;
+
 use super::{GroupState, PartFtl, NONE};
 use crate::flash::Cause;
 use crate::ftl::{FtlCtx, Issue};
@@ -21,7 +23,8 @@ fn token(tag: u64, channel: u32) -> u64 {
 
 /// What a write die does next.
 enum Step {
-    Host(usize),
+    /// Program the buffered page in this slot.
+    Host(u32),
     Erase(u32),
     Copy,
     Parity,
@@ -70,18 +73,24 @@ impl PartFtl {
             .find(|&b| self.needs_erase[b as usize])
     }
 
-    /// The buffered page with the earliest deadline (then the oldest), as an index into
-    /// `pending`.
-    fn earliest_pending(&self) -> Option<(usize, u64)> {
-        self.pending
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| {
-                let slot = &self.slots[s as usize];
-                (i, (slot.deadline_ns, slot.seq))
-            })
-            .min_by_key(|&(_, key)| key)
-            .map(|(i, (deadline, _))| (i, deadline))
+    /// The buffered page with the earliest deadline (then the oldest): its slot and deadline.
+    /// Valid after [`Self::drop_stale_pending`].
+    fn earliest_pending(&self) -> Option<(u32, u64)> {
+        self.pending_order
+            .peek()
+            .map(|&Reverse((deadline, _, slot))| (slot, deadline))
+    }
+
+    /// Drops the entries of `pending_order` that no longer describe a pending page (see the
+    /// field), so that its top is the page to program next.
+    fn drop_stale_pending(&mut self) {
+        while let Some(&Reverse((_, seq, slot))) = self.pending_order.peek() {
+            let s = &self.slots[slot as usize];
+            if s.pending && s.seq == seq {
+                return;
+            }
+            self.pending_order.pop();
+        }
     }
 
     /// GC's deadline: the earliest of the writes waiting for buffer room.
@@ -115,26 +124,31 @@ impl PartFtl {
     }
 
     fn step_chip(&mut self, ctx: &mut FtlCtx<'_>, channel: u32) -> Result<(), SimError> {
+        self.drop_stale_pending();
         let Some(step) = self.choose(ctx, channel) else {
             return Ok(());
         };
         self.busy[channel as usize] = true;
         match step {
-            Step::Host(i) => self.program_buffered(ctx, channel, i),
+            Step::Host(slot) => self.program_buffered(ctx, channel, slot),
             Step::Parity => self.program_parity(ctx, channel),
             Step::Erase(block) => self.erase_block(ctx, channel, block),
             Step::Copy => self.read_victim_page(ctx, channel),
         }
     }
 
-    /// Programs buffered page `pending[i]` into the write die's open block.
+    /// Programs the buffered page in slot `index` (the top of `pending_order`) into the write
+    /// die's open block.
     fn program_buffered(
         &mut self,
         ctx: &mut FtlCtx<'_>,
         channel: u32,
-        i: usize,
+        index: u32,
     ) -> Result<(), SimError> {
-        let index = self.pending.swap_remove(i);
+        if self.pending_order.pop().map(|Reverse((_, _, s))| s) != Some(index) {
+            return Err(self.bug(format!("slot {index} is not the next buffered page")));
+        }
+        self.pending_pages -= 1;
         let (block, page) = self.target(ctx, channel);
         let ppn = self.layout.ppn(block, page);
         let mut slot = std::mem::take(&mut self.slots[index as usize]);
@@ -154,6 +168,7 @@ impl PartFtl {
         self.inflight_epoch[channel as usize] = slot.epoch;
         self.inflight_accepted_ns[channel as usize] = slot.accepted_ns;
         slot.deps.clear();
+        slot.pending = false;
         self.slots[index as usize] = slot;
         self.free_slots.push(index);
         self.stats.host_pages_programmed += 1;
