@@ -19,7 +19,7 @@ pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigErro
         .ftl
         .get("mapping_unit_bytes")
         .and_then(toml::Value::as_integer)
-        .unwrap_or(if matches!(config.ftl_name(), "nftl" | "wao-gc") {
+        .unwrap_or(if matches!(config.ftl_name(), "nftl" | "wao-gc" | "rtgc") {
             i64::from(config.geometry.page_bytes)
         } else {
             4096

@@ -88,6 +88,9 @@ pub struct Options {
     pub clamp: bool,
     /// Read the whole logical space back at the end.
     pub final_readback: bool,
+    /// Writes carry this periodic task id and relative deadline in ns (the paths of
+    /// real-time FTLs that act per task); `None`: no task, no deadline.
+    pub write_task: Option<(u32, u64)>,
 }
 
 impl Options {
@@ -97,6 +100,7 @@ impl Options {
             queue_depth,
             clamp: true,
             final_readback: true,
+            write_task: None,
         }
     }
 }
@@ -243,13 +247,17 @@ impl Driver {
             }
             Some(range) => range,
         };
+        let (task, deadline_ns) = match self.options.write_task {
+            Some((task, deadline)) if op == Op::Write => (Some(task), deadline),
+            _ => (None, 0),
+        };
         Request {
             arrival_ns: 0,
             op,
             offset_bytes: offset.saturating_mul(self.sector_bytes),
             len_bytes: sectors.saturating_mul(self.sector_bytes),
-            deadline_ns: 0,
-            task: None,
+            deadline_ns,
+            task,
         }
     }
 

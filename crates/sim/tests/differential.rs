@@ -599,3 +599,75 @@ fn wao_gc_variants() {
         }
     }
 }
+
+/// RTGC variants (`ftl/rtgc`), on the small device without its over-provisioning (RTGC sizes
+/// the logical space by λ, `ftl.logical_ratio`), each with writes of no task (the on-demand,
+/// non-real-time GC) or of one periodic task (its collector's jobs, released per writer job
+/// and erased while later requests run): the defaults, collectors on every die all the time
+/// (`collector_free_blocks` 12 of 32 blocks per die), and GC all the time on one die of 16
+/// blocks of 8 pages filled to steady state at λ 0.45.
+const RTGC_VARIANTS: &[(&str, &[&str])] = &[
+    ("defaults", &[]),
+    ("eager collectors", &["ftl.collector_free_blocks=12"]),
+    (
+        "constant-gc",
+        &[
+            "geometry.channels=1",
+            "geometry.planes_per_die=1",
+            "geometry.pages_per_block=8",
+            "ftl.logical_ratio=0.45",
+            "run.precondition=1.0",
+            "run.precondition_max_passes=1",
+        ],
+    ),
+];
+
+/// RTGC passes the shared differential run (every read checked against the shadow copy,
+/// invariants after every batch), functional and timed, at queue depth 1 and 16, with and
+/// without a periodic writer (writes with a 2 ms deadline as task 0).
+#[test]
+fn rtgc_variants() {
+    let device: Vec<&str> = SMALL_DEVICE
+        .iter()
+        .copied()
+        .filter(|s| !s.starts_with("ftl."))
+        .collect();
+    for functional in [true, false] {
+        for qd in [1, 16] {
+            for (i, (name, sets)) in RTGC_VARIANTS.iter().enumerate() {
+                for write_task in [None, Some((0, 2_000_000))] {
+                    let mut all = device.clone();
+                    all.extend([
+                        "ftl.name=\"rtgc\"",
+                        "run.precondition=0.0",
+                        mode(functional),
+                    ]);
+                    all.extend_from_slice(sets);
+                    let what =
+                        format!("rtgc {name} qd {qd} functional {functional} task {write_task:?}");
+                    let cfg = ExperimentConfig::with_sets("default", &all)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let steps = testing::random_steps(41 + i as u64, 4000, logical(&cfg));
+                    let options = testing::Options {
+                        write_task,
+                        ..testing::Options::new(qd)
+                    };
+                    let o = testing::run_steps_with(&cfg, &steps, &options)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!(o.checked_sectors, o.sectors_read, "{what}");
+                    let counters = &o.ftl_report["counters"];
+                    assert!(o.gc.gc_runs >= 20, "{what}: GC ran {}", o.gc.gc_runs);
+                    assert!(o.gc.gc_units_moved > 0, "{what}: {:?}", o.gc);
+                    assert!(counters["rmw_reads"].as_u64().unwrap() > 0, "{what}");
+                    let victims = counters["collector_victims"].as_u64().unwrap();
+                    if write_task.is_some() {
+                        assert!(victims >= 10, "{what}: {counters}");
+                    } else {
+                        assert_eq!(victims, 0, "{what}: {counters}");
+                        assert!(counters["on_demand_collections"].as_u64().unwrap() > 0);
+                    }
+                }
+            }
+        }
+    }
+}

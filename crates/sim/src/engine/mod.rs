@@ -937,6 +937,9 @@ impl Simulation {
             version: r.version,
             deadline_ns: r.deadline_ns,
             arrival_seq: r.seq,
+            arrival_ns: r.arrival_ns,
+            request_sectors: r.sectors,
+            task: r.task,
         }
     }
 

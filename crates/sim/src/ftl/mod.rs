@@ -29,6 +29,7 @@ pub mod nftl;
 pub mod pagemap;
 pub mod part;
 pub mod registry;
+pub mod rtgc;
 pub mod twolevel;
 pub mod waogc;
 

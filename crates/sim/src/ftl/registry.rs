@@ -2,7 +2,7 @@
 //! and constructor. Adding an FTL means one entry here and one module under `ftl/`.
 
 use super::mapping::headroom;
-use super::{demand, logblock, mtftl, nftl, pagemap, part, waogc, Ftl};
+use super::{demand, logblock, mtftl, nftl, pagemap, part, rtgc, waogc, Ftl};
 use crate::config::settings::Documented;
 use crate::config::{ConfigError, ExperimentConfig, FieldDoc};
 
@@ -21,7 +21,7 @@ pub struct FtlEntry {
 
 /// All FTLs, in listing order.
 pub fn entries() -> &'static [FtlEntry] {
-    static ENTRIES: [FtlEntry; 13] = [
+    static ENTRIES: [FtlEntry; 14] = [
         pagemap::ENTRY,
         mtftl::MT_ENTRY,
         mtftl::ST_ENTRY,
@@ -35,6 +35,7 @@ pub fn entries() -> &'static [FtlEntry] {
         demand::FMMU_ENTRY,
         part::ENTRY,
         waogc::ENTRY,
+        rtgc::ENTRY,
     ];
     &ENTRIES
 }

@@ -81,6 +81,12 @@ pub struct SubRequest {
     /// an earlier overlapping one reaches the FTL late, and an FTL that queues requests can
     /// still serve it in its arrival place.
     pub arrival_seq: u64,
+    /// Arrival time of its host request.
+    pub arrival_ns: u64,
+    /// Sectors of its whole host request (a real-time FTL learns a task's pages per job).
+    pub request_sectors: u64,
+    /// The periodic task that released its host request ([`Request::task`]).
+    pub task: Option<u32>,
 }
 
 /// Splits `[first, first + count)` (in sectors) at multiples of `chop` sectors.

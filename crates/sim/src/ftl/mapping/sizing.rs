@@ -80,6 +80,9 @@ pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigErro
     if ftl == crate::ftl::waogc::ENTRY.name {
         return crate::ftl::waogc::estimate_state_bytes(config);
     }
+    if ftl == crate::ftl::rtgc::ENTRY.name {
+        return crate::ftl::rtgc::estimate_state_bytes(config);
+    }
     let setting = |key: &str| config.ftl.get(key);
     let unit_bytes = setting("mapping_unit_bytes")
         .and_then(toml::Value::as_integer)
