@@ -14,10 +14,13 @@ impl Rtgc {
         })?;
         self.blocks.check_with_victims(
             |b| nand.block(b).valid_units,
-            |b| self.pending_erase[b as usize] != 0,
+            |b| {
+                self.pending_erase[b as usize]
+                    || self.active.iter().flatten().any(|r| r.victim == b)
+            },
         )?;
-        for (b, &slot) in self.pending_erase.iter().enumerate() {
-            if slot != 0 && self.blocks.state(b as u32) != BlockState::Victim {
+        for (b, &pending) in self.pending_erase.iter().enumerate() {
+            if pending && self.blocks.state(b as u32) != BlockState::Victim {
                 return Err(format!("block {b} awaits its erase but is not a victim"));
             }
         }

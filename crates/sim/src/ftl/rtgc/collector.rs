@@ -37,9 +37,9 @@ pub(super) struct Collector {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Job {
     task: u32,
-    deadline_ns: u64,
-    /// Victim erases not completed yet.
-    erases_left: u32,
+    pub deadline_ns: u64,
+    /// Dies whose reclamation for this job has not ended.
+    dies_left: u32,
 }
 
 /// How a writer of `write_pages` pages per `period_ns` releases collector jobs: every
@@ -149,41 +149,40 @@ impl Rtgc {
         deadline_ns: u64,
     ) -> Result<(), SimError> {
         self.stats.collector_jobs_released += 1;
+        let job = Job {
+            task,
+            deadline_ns,
+            dies_left: 0,
+        };
         let slot = match self.free_jobs.pop() {
-            Some(s) => s,
+            Some(s) => {
+                self.jobs[s as usize] = job;
+                s
+            }
             None => {
-                self.jobs.push(Job {
-                    task,
-                    deadline_ns,
-                    erases_left: 0,
-                });
+                self.jobs.push(job);
                 self.jobs.len() as u32 - 1
             }
         };
-        let mut erases = 0;
-        for die in 0..self.layout.dies() {
-            if self.blocks.free_in_die(die, false) > self.cfg.collector_free_blocks {
-                continue;
-            }
-            let Some(freed) = self.reclaim_for_job(ctx, die, slot, deadline_ns)? else {
-                continue;
-            };
-            erases += 1;
-            self.record_reclaimed(freed);
-        }
-        self.jobs[slot as usize] = Job {
-            task,
-            deadline_ns,
-            erases_left: erases,
-        };
-        if erases == 0 {
+        let dies: u32 = (0..self.layout.dies())
+            .filter(|&d| self.blocks.free_in_die(d, false) <= self.cfg.collector_free_blocks)
+            .count() as u32;
+        if dies == 0 {
             self.stats.collector_jobs_idle += 1;
             self.finish_job(ctx, slot);
+            return Ok(());
+        }
+        // Counted before any reclamation starts: one may end at once (no room).
+        self.jobs[slot as usize].dies_left = dies;
+        for die in 0..self.layout.dies() {
+            if self.blocks.free_in_die(die, false) <= self.cfg.collector_free_blocks {
+                self.queue_reclaim(ctx, die, slot)?;
+            }
         }
         Ok(())
     }
 
-    fn record_reclaimed(&mut self, freed: u32) {
+    pub(super) fn record_reclaimed(&mut self, freed: u32) {
         let s = &mut self.stats;
         s.collector_victims += 1;
         s.collector_pages_reclaimed += u64::from(freed);
@@ -196,18 +195,14 @@ impl Rtgc {
         }
     }
 
-    /// One of job `slot`'s erases completed: the job is done after its last.
-    pub(super) fn job_erase_done(
-        &mut self,
-        ctx: &mut FtlCtx<'_>,
-        slot: u32,
-    ) -> Result<(), SimError> {
+    /// Job `slot`'s reclamation on one die ended: the job is done after its last.
+    pub(super) fn job_die_done(&mut self, ctx: &mut FtlCtx<'_>, slot: u32) -> Result<(), SimError> {
         let job = &mut self.jobs[slot as usize];
-        if job.erases_left == 0 {
-            return Err(self.bug(format!("collector job {slot}: an erase too many completed")));
+        if job.dies_left == 0 {
+            return Err(self.bug(format!("collector job {slot}: a die too many finished")));
         }
-        job.erases_left -= 1;
-        if job.erases_left == 0 {
+        job.dies_left -= 1;
+        if job.dies_left == 0 {
             self.finish_job(ctx, slot);
         }
         Ok(())

@@ -43,6 +43,8 @@ use crate::host::{Op, SubRequest};
 use crate::nand::{BlockId, Layout, Nand, OobEntry, Ppn};
 use crate::SimError;
 use collector::{Collector, Job};
+use gc::Reclaim;
+use std::collections::VecDeque;
 
 /// Registry entry of RTGC.
 pub const ENTRY: FtlEntry = registry::settings_entry::<RtgcConfig>(
@@ -113,9 +115,11 @@ pub struct Rtgc {
     /// Collector jobs by slot; finished slots are reused (`free_jobs`).
     jobs: Vec<Job>,
     free_jobs: Vec<u32>,
-    /// Per block: the slot + 1 of the collector job whose erase of it has not completed
-    /// (its block is not free yet), else 0.
-    pending_erase: Vec<u32>,
+    /// Per die: the collector reclamation under way, and the job slots waiting for the die.
+    active: Vec<Option<Reclaim>>,
+    queued: Vec<VecDeque<u32>>,
+    /// Per block: a collector victim whose erase is issued but not completed (not free yet).
+    pending_erase: Vec<bool>,
     /// Host pages written so far (the next page's die, round robin).
     cursor: u32,
     /// Pages programmed by host writes: the OOB sequence number of the next.
@@ -140,7 +144,9 @@ impl Rtgc {
             collectors: Vec::new(),
             jobs: Vec::new(),
             free_jobs: Vec::new(),
-            pending_erase: vec![0; layout.blocks() as usize],
+            active: vec![None; layout.dies() as usize],
+            queued: vec![VecDeque::new(); layout.dies() as usize],
+            pending_erase: vec![false; layout.blocks() as usize],
             cursor: 0,
             pages_written: 0,
             host_data: vec![0; spp as usize],
@@ -333,7 +339,7 @@ impl Ftl for Rtgc {
     }
 
     fn flash_done(&mut self, ctx: &mut FtlCtx<'_>, token: u64) -> Result<(), SimError> {
-        self.victim_erased(ctx, token)
+        self.collector_done(ctx, token)
     }
 
     fn check_invariants(&self, nand: &Nand) -> Result<(), String> {
