@@ -1,6 +1,7 @@
-//! Page-mapping logic shared by the page-mapping FTLs (`pagemap`, `mt-ftl`, `st-ftl`): the
-//! logical-to-physical table of mapping units ([`MapTable`]), the block bookkeeping with free
-//! pools and victim choice ([`Blocks`]), and the checks of both against the NAND state.
+//! Page-mapping logic shared by the page-mapping FTLs (`pagemap`, `mt-ftl`, `st-ftl`, ...):
+//! the logical-to-physical table of mapping units ([`MapTable`]), the block bookkeeping with
+//! free pools and victim choice ([`Blocks`]), the checks of both against the NAND state, and
+//! the host data path of the FTLs that map whole pages without a buffer ([`PageData`]).
 //!
 //! Each FTL keeps its own policy for where writes go (pagemap's write buffer and per-die
 //! frontiers, mt-ftl's per-task working blocks) and how GC is paced; what a mapping is, how a
@@ -8,10 +9,12 @@
 
 pub mod blocks;
 pub mod headroom;
+mod pages;
 mod sizing;
 mod table;
 
 pub use blocks::{BlockState, Blocks, Stream};
+pub use pages::PageData;
 pub use sizing::{estimate_state_bytes, logical_units, units_per_page};
 pub use table::{MapTable, UNMAPPED};
 

@@ -114,7 +114,7 @@ impl Rtgc {
     ) -> Result<(), SimError> {
         self.stats.writer_jobs += 1;
         let period = sub.deadline_ns.saturating_sub(sub.arrival_ns).max(1);
-        let pages = sub.request_sectors.div_ceil(self.sectors_per_page).max(1);
+        let pages = self.pages.pages_of(sub.request_sectors);
         let pages = u32::try_from(pages).unwrap_or(u32::MAX);
         let rule = release_rule(pages, period, self.sizing.job_pages);
         let c = &mut self.collectors[task as usize];

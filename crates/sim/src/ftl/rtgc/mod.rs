@@ -34,7 +34,7 @@ mod gc;
 
 pub use config::{alpha_pages, RtgcConfig, Sizing};
 
-use super::mapping::{Blocks, MapTable, Stream, VictimPolicy};
+use super::mapping::{Blocks, MapTable, PageData, Stream, VictimPolicy};
 use super::registry::{self, FtlEntry};
 use super::{Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig};
@@ -106,7 +106,7 @@ pub struct Rtgc {
     cfg: RtgcConfig,
     sizing: Sizing,
     layout: Layout,
-    sectors_per_page: u64,
+    pages: PageData,
     map: MapTable,
     blocks: Blocks,
     dies: Vec<Die>,
@@ -124,9 +124,8 @@ pub struct Rtgc {
     cursor: u32,
     /// Pages programmed by host writes: the OOB sequence number of the next.
     pages_written: u64,
-    host_data: Vec<u64>,
+    /// Data versions of the page a GC copy programs (reused).
     gc_data: Vec<u64>,
-    zeros: Vec<u64>,
     stats: RtgcStats,
 }
 
@@ -140,7 +139,7 @@ impl Rtgc {
             blocks: Blocks::new(layout, 1, VictimPolicy::Greedy),
             dies: vec![Die { host: NIL, gc: NIL }; layout.dies() as usize],
             layout,
-            sectors_per_page: u64::from(spp),
+            pages: PageData::new(spp, config.geometry.page_bytes),
             collectors: Vec::new(),
             jobs: Vec::new(),
             free_jobs: Vec::new(),
@@ -149,9 +148,7 @@ impl Rtgc {
             pending_erase: vec![false; layout.blocks() as usize],
             cursor: 0,
             pages_written: 0,
-            host_data: vec![0; spp as usize],
             gc_data: vec![0; spp as usize],
-            zeros: vec![0; spp as usize],
             stats: RtgcStats::default(),
             sizing,
             cfg,
@@ -169,17 +166,10 @@ impl Rtgc {
         self.layout.page_bytes
     }
 
-    /// The logical page of a (page-chopped) sub-request and its sector range in the page.
-    fn piece(&self, sub: &SubRequest) -> (u32, usize, usize) {
-        let lpn = sub.first_sector / self.sectors_per_page;
-        let s0 = (sub.first_sector % self.sectors_per_page) as usize;
-        (lpn as u32, s0, s0 + sub.sectors as usize)
-    }
-
     fn write(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
         let realtime = self.writer_page(ctx, sub)?;
-        let (lpn, s0, s1) = self.piece(sub);
-        let full = s0 == 0 && s1 == self.sectors_per_page as usize;
+        let (lpn, s0, s1) = self.pages.piece(sub);
+        let full = self.pages.is_full(s0, s1);
         let old = self.map.get(lpn);
         let mut rmw = None;
         if let Some(old) = old.filter(|_| !full) {
@@ -189,11 +179,8 @@ impl Rtgc {
         }
         if ctx.payloads() {
             let old = old.filter(|_| !full);
-            match old {
-                Some(old) => self.host_data.copy_from_slice(ctx.nand().unit_data(old)),
-                None => self.host_data.fill(0),
-            }
-            self.host_data[s0..s1].fill(sub.version);
+            self.pages
+                .merge_host_data(ctx.nand(), old, s0..s1, sub.version);
         }
         self.pages_written += 1;
         let seq = self.pages_written;
@@ -209,7 +196,7 @@ impl Rtgc {
             self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
         }
         self.map.set(lpn, ppn);
-        let data = ctx.payloads().then_some(self.host_data.as_slice());
+        let data = ctx.payloads().then_some(self.pages.host_data());
         let issue = Issue::host(sub.id).deadline(sub.deadline_ns);
         ctx.program(
             &[ppn],
@@ -274,38 +261,6 @@ impl Rtgc {
             .open(plane, stream, 0)
             .ok_or_else(|| self.bug(format!("die {die} has no free block")))
     }
-
-    fn read(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        let (lpn, s0, s1) = self.piece(sub);
-        let first = u64::from(lpn) * self.sectors_per_page + s0 as u64;
-        match self.map.get(lpn) {
-            None => ctx.deliver(sub.id, first, &self.zeros[s0..s1])?,
-            Some(ppn) => {
-                if ctx.payloads() {
-                    let data = &ctx.nand().unit_data(ppn)[s0..s1];
-                    self.host_data[..s1 - s0].copy_from_slice(data);
-                    ctx.deliver(sub.id, first, &self.host_data[..s1 - s0])?;
-                }
-                let issue = Issue::host(sub.id).deadline(sub.deadline_ns);
-                ctx.read(&[ppn], self.page_bytes(), issue)?;
-            }
-        }
-        ctx.complete(sub.id);
-        Ok(())
-    }
-
-    fn trim(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        let spp = self.sectors_per_page;
-        let first = sub.first_sector.div_ceil(spp);
-        let end = ((sub.first_sector + sub.sectors) / spp).min(u64::from(self.map.len()));
-        for lpn in first..end {
-            if let Some(old) = self.map.take(lpn as u32) {
-                self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
-            }
-        }
-        ctx.complete(sub.id);
-        Ok(())
-    }
 }
 
 impl Ftl for Rtgc {
@@ -327,9 +282,9 @@ impl Ftl for Rtgc {
 
     fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
         match sub.op {
-            Op::Read => self.read(ctx, sub),
+            Op::Read => self.pages.read(ctx, &self.map, sub, &[]),
             Op::Write => self.write(ctx, sub),
-            Op::Trim => self.trim(ctx, sub),
+            Op::Trim => self.pages.trim(ctx, &mut self.map, &mut self.blocks, sub),
             // A write completes only once programmed: nothing acknowledged is volatile.
             Op::Flush => {
                 ctx.complete(sub.id);

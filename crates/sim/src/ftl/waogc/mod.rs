@@ -34,13 +34,13 @@ mod gc;
 pub use config::{largest_ratio, max_victim_valid, ratio_allowed, ratio_bound, steps_for};
 pub use config::{Sizing, StepScope, WaoGcConfig};
 
-use super::mapping::{Blocks, MapTable, VictimPolicy};
+use super::mapping::{Blocks, MapTable, PageData, VictimPolicy};
 use super::registry::{self, FtlEntry};
 use super::{Ftl, FtlCtx, Issue};
 use crate::config::{ConfigError, ExperimentConfig};
 use crate::flash::{CmdId, NIL};
 use crate::host::{Op, SubRequest};
-use crate::nand::{BlockId, Layout, Nand, OobEntry, Ppn};
+use crate::nand::{BlockId, Layout, Nand, OobEntry};
 use crate::SimError;
 
 /// Registry entry of WAO-GC.
@@ -114,7 +114,7 @@ pub struct WaoGc {
     cfg: WaoGcConfig,
     sizing: Sizing,
     layout: Layout,
-    sectors_per_page: u64,
+    pages: PageData,
     map: MapTable,
     blocks: Blocks,
     dies: Vec<Die>,
@@ -122,11 +122,8 @@ pub struct WaoGc {
     cursor: u32,
     /// Host pages written: the OOB sequence number of the next.
     pages_written: u64,
-    /// Data versions of the page a host write programs (reused).
-    host_data: Vec<u64>,
     /// Data versions of the page a GC copy programs (reused).
     gc_data: Vec<u64>,
-    zeros: Vec<u64>,
     /// With `gc_step_scope = "device"`: the last commands of the latest partial step (its
     /// programs, copybacks or erase), which every later host command waits for. Each step
     /// follows a host write that waited for the previous hold, so the latest step's commands
@@ -151,12 +148,10 @@ impl WaoGc {
                 layout.dies() as usize
             ],
             layout,
-            sectors_per_page: u64::from(spp),
+            pages: PageData::new(spp, config.geometry.page_bytes),
             cursor: 0,
             pages_written: 0,
-            host_data: vec![0; spp as usize],
             gc_data: vec![0; spp as usize],
-            zeros: vec![0; spp as usize],
             step_hold: Vec::with_capacity(cfg.copies_per_step as usize + 1),
             stats: WaoGcStats::new(cfg.copies_per_step),
             sizing,
@@ -175,16 +170,9 @@ impl WaoGc {
         self.layout.page_bytes
     }
 
-    /// The logical page of a (page-chopped) sub-request and its sector range in the page.
-    fn piece(&self, sub: &SubRequest) -> (u32, usize, usize) {
-        let lpn = sub.first_sector / self.sectors_per_page;
-        let s0 = (sub.first_sector % self.sectors_per_page) as usize;
-        (lpn as u32, s0, s0 + sub.sectors as usize)
-    }
-
     fn write(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        let (lpn, s0, s1) = self.piece(sub);
-        let full = s0 == 0 && s1 == self.sectors_per_page as usize;
+        let (lpn, s0, s1) = self.pages.piece(sub);
+        let full = self.pages.is_full(s0, s1);
         let old = self.map.get(lpn);
         let mut rmw = None;
         if let Some(old) = old.filter(|_| !full) {
@@ -193,7 +181,9 @@ impl WaoGc {
             self.stats.rmw_reads += 1;
         }
         if ctx.payloads() {
-            self.merge_host_data(ctx.nand(), old.filter(|_| !full), s0..s1, sub.version);
+            let old = old.filter(|_| !full);
+            self.pages
+                .merge_host_data(ctx.nand(), old, s0..s1, sub.version);
         }
         self.pages_written += 1;
         let seq = self.pages_written;
@@ -208,7 +198,7 @@ impl WaoGc {
             self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
         }
         self.map.set(lpn, ppn);
-        let data = ctx.payloads().then_some(self.host_data.as_slice());
+        let data = ctx.payloads().then_some(self.pages.host_data());
         // The read-modify-write read already waited for the step hold.
         let after = if rmw.is_some() {
             rmw.as_slice()
@@ -223,56 +213,6 @@ impl WaoGc {
         )?;
         if self.dies[die as usize].collection.is_some() {
             self.partial_step(ctx, die, program)?;
-        }
-        ctx.complete(sub.id);
-        Ok(())
-    }
-
-    /// The data versions of a host page write: sectors `written` get `version`, the others
-    /// come from the page's old copy `old` (a partial write), or are never written (0).
-    fn merge_host_data(
-        &mut self,
-        nand: &Nand,
-        old: Option<Ppn>,
-        written: std::ops::Range<usize>,
-        version: u64,
-    ) {
-        match old {
-            Some(old) => self.host_data.copy_from_slice(nand.unit_data(old)),
-            None => self.host_data.fill(0),
-        }
-        self.host_data[written].fill(version);
-    }
-
-    fn read(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        let (lpn, s0, s1) = self.piece(sub);
-        let first = u64::from(lpn) * self.sectors_per_page + s0 as u64;
-        match self.map.get(lpn) {
-            None => ctx.deliver(sub.id, first, &self.zeros[s0..s1])?,
-            Some(ppn) => {
-                if ctx.payloads() {
-                    let data = &ctx.nand().unit_data(ppn)[s0..s1];
-                    self.host_data[..s1 - s0].copy_from_slice(data);
-                    ctx.deliver(sub.id, first, &self.host_data[..s1 - s0])?;
-                }
-                let issue = Issue::host(sub.id)
-                    .deadline(sub.deadline_ns)
-                    .after(&self.step_hold);
-                ctx.read(&[ppn], self.page_bytes(), issue)?;
-            }
-        }
-        ctx.complete(sub.id);
-        Ok(())
-    }
-
-    fn trim(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        let spp = self.sectors_per_page;
-        let first = sub.first_sector.div_ceil(spp);
-        let end = ((sub.first_sector + sub.sectors) / spp).min(u64::from(self.map.len()));
-        for lpn in first..end {
-            if let Some(old) = self.map.take(lpn as u32) {
-                self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
-            }
         }
         ctx.complete(sub.id);
         Ok(())
@@ -298,9 +238,9 @@ impl Ftl for WaoGc {
 
     fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
         match sub.op {
-            Op::Read => self.read(ctx, sub),
+            Op::Read => self.pages.read(ctx, &self.map, sub, &self.step_hold),
             Op::Write => self.write(ctx, sub),
-            Op::Trim => self.trim(ctx, sub),
+            Op::Trim => self.pages.trim(ctx, &mut self.map, &mut self.blocks, sub),
             // A write completes only once programmed: nothing acknowledged is volatile.
             Op::Flush => {
                 ctx.complete(sub.id);
