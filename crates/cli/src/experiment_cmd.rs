@@ -35,8 +35,8 @@ pub enum ExperimentCommand {
     /// random task sets under PaRT-FTL, RTGC and WAO-GC (GC likelihood 100/75/50%)
     PartSchedulability(PartSchedulabilityArgs),
     /// part-ftl.txt sections VI.B-C, Figs. 10-16: Table III's periodic tasks on cosmos under
-    /// part-ftl and wao-gc (deadline misses, response and page latencies, bandwidth over time)
-    /// and WAO-GC's write bandwidth before and after GC starts
+    /// part-ftl, wao-gc and rtgc (deadline misses, response and page latencies, bandwidth over
+    /// time) and WAO-GC's write bandwidth before and after GC starts
     PartCosmos(part_cosmos::PartCosmosArgs),
 }
 

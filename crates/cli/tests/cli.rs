@@ -1350,6 +1350,7 @@ fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
     for s in [
         "part-ftl",
         "wao-gc",
+        "rtgc",
         "admission of Table III",
         "Fig. 16",
         "claims",

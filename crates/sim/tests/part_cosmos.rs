@@ -82,7 +82,8 @@ fn the_admission_line_and_the_claims_not_reproduced_are_as_documented() {
             ("PaRT-FTL", false),
             ("PaRT-FTL", false),
             ("PaRT-FTL", true),
-            ("WAO-GC", false)
+            ("WAO-GC", false),
+            ("RTGC", false)
         ]
     );
     let read_u = |i: usize| r.admission[i].read_utilisation.unwrap();
@@ -107,6 +108,23 @@ fn the_admission_line_and_the_claims_not_reproduced_are_as_documented() {
     assert!(claim(&r, "Device-wide steps: WAO-GC misses").holds);
     assert!(claim(&r, "Device-wide steps: max read").holds);
     assert!(r.runs[0].read.max_ns * 10 < device.read.max_ns);
+    // RTGC's test refuses Table III (its reads alone charge 4 x 3 x 1.23 / 15 = 0.984: a read
+    // of r pages costs r t_r, eq. 18), yet the run misses no deadline: the collectors (one job
+    // per writer in the 10 s, p_G = 10.56 s) reclaim a block on all 16 dies.
+    let rtgc = &r.runs[3];
+    assert_eq!(rtgc.ftl, "rtgc");
+    assert_eq!(
+        rtgc.read_deadline_misses + rtgc.write_deadline_misses,
+        0,
+        "{}",
+        table(&r)
+    );
+    assert!(rtgc.gc_victims >= 64, "{}", table(&r));
+    assert!(
+        r.admission[4].detail.contains("RTGC"),
+        "{}",
+        r.admission[4].detail
+    );
 }
 
 #[test]

@@ -18,12 +18,13 @@
 //! a partial step holds every later host command on any die until it completes, as one
 //! firmware request loop running the steps would (the blocking of part-ftl.txt VI.A's model).
 //! The paper's board misses read deadlines under WAO-GC; the per-die model does not, this one
-//! does (docs/part-cosmos.md).
+//! does (docs/part-cosmos.md). A fourth, [`RTGC`], is `rtgc` (docs/rtgc.md), beside RTGC's
+//! admission line.
 
 use serde::Serialize;
 
 use crate::config::ExperimentConfig;
-use crate::realtime::{part, waogc, FlashParams, TaskSpec, NS_PER_MS};
+use crate::realtime::{part, rtgc, waogc, FlashParams, TaskSpec, NS_PER_MS};
 use crate::stats::{LatencyReport, LatencySummary, Report};
 use crate::workload::parse_spec;
 use crate::SimError;
@@ -37,6 +38,9 @@ pub const TABLE_III_READERS: &str = "periodic:tasks=4xr3p@15ms";
 pub const FTLS: [&str; 2] = ["part-ftl", "wao-gc"];
 /// The label of the Table III run of WAO-GC whose partial steps hold the whole device.
 pub const WAO_GC_DEVICE: &str = "wao-gc/device";
+/// The Table III run of RTGC (a collector per writer, EDF with the tasks; docs/rtgc.md), after
+/// the others.
+pub const RTGC: &str = "rtgc";
 /// The setting of that run.
 const DEVICE_SCOPE: &str = "ftl.gc_step_scope=\"device\"";
 /// Fig. 16's request: 24 pages of 8 KiB.
@@ -261,7 +265,7 @@ impl PartCosmosStudy {
         &self,
         progress: &mut dyn FnMut(usize, usize, &str),
     ) -> Result<PartCosmosResults, SimError> {
-        let total = 2 * FTLS.len() + 2;
+        let total = 2 * FTLS.len() + 3;
         let mut runs = Vec::new();
         let mut readers_alone = Vec::new();
         for (i, ftl) in FTLS.iter().enumerate() {
@@ -270,12 +274,14 @@ impl PartCosmosStudy {
             progress(2 * i + 1, total, &format!("Table III's readers, {ftl}"));
             readers_alone.push(self.run_periodic(ftl, TABLE_III_READERS)?);
         }
-        progress(total - 2, total, "Table III, wao-gc with device-wide steps");
+        progress(total - 3, total, "Table III, wao-gc with device-wide steps");
         let device = self.table_iii_device_scope_config()?;
         runs.push(ftl_run(
             WAO_GC_DEVICE,
             &crate::run_experiment(&device, &mut |_| {})?,
         ));
+        progress(total - 2, total, "Table III, rtgc");
+        runs.push(self.run_periodic(RTGC, TABLE_III)?);
         progress(total - 1, total, "Fig. 16, wao-gc");
         let fig16 = self.run_fig16()?;
         progress(total, total, "done");
@@ -509,7 +515,7 @@ pub fn table_iii_tasks() -> Vec<TaskSpec> {
 }
 
 /// Table III against PaRT-FTL's eqs. 6-7 (as stated, as evaluated, and with the simulated
-/// device's rebuild time `model_read_ns` as t_r) and WAO-GC's test.
+/// device's rebuild time `model_read_ns` as t_r), WAO-GC's test and RTGC's.
 pub fn admission_lines(model_read_ns: f64) -> Vec<AdmissionLine> {
     let tasks = table_iii_tasks();
     let mut lines = Vec::new();
@@ -554,6 +560,15 @@ pub fn admission_lines(model_read_ns: f64) -> Vec<AdmissionLine> {
                 m.steps
             ),
         },
+    });
+    let test = rtgc::admission_test(&tasks, &FlashParams::rtgc());
+    lines.push(AdmissionLine {
+        scheme: "RTGC",
+        parameters: "WAO-GC's column, lambda 0.482, a block per chip per collector job",
+        read_utilisation: None,
+        write_utilisation: None,
+        passes: test.passes(),
+        detail: test.to_string(),
     });
     lines
 }
