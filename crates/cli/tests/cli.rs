@@ -1375,10 +1375,10 @@ fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
         assert!(!bytes.is_empty(), "{f} is empty");
     }
     let json = read_json(&dir.join("results.json"));
-    assert_eq!(json["runs"].as_array().map(Vec::len), Some(3));
+    assert_eq!(json["runs"].as_array().map(Vec::len), Some(4));
     assert_eq!(json["runs"][0]["deadline_requests"], 4 * 17 + 4 * 67);
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 3 * (8 + 4), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 4 * (8 + 4), "{csv}");
     // Bad options are refused before anything is written.
     let bad_dir = scratch("part-cosmos-bad");
     for args in [
