@@ -13,7 +13,8 @@
 //!   with |F|·α pages per job): one every ⌊|F|α / w_i⌋ writer jobs, at that writer job's
 //!   arrival, with deadline release + p_G; or ⌈w_i / |F|α⌉ jobs per writer job with deadlines
 //!   spread over its period. A job reclaims one greedy victim on every die (`gc.rs`: valid
-//!   pages copied to the die's GC block, then erased); its flash commands carry the job's
+//!   pages copied to the die's GC block one at a time, the atomic page copy RTGC's collectors
+//!   are built on, then the victim erased); its flash commands carry the job's
 //!   deadline, so EDF die queues (`timing.die_queue_policy = "edf"`) schedule collectors
 //!   together with the tasks' requests by deadline, which is RTGC's EDF scheduling.
 //! - **Tokens**: a writer spends one free-page token per page; it starts with one collector
@@ -84,8 +85,8 @@ struct RtgcStats {
     min_reclaimed_pages_per_victim: Option<u32>,
     /// Collector victims that freed fewer than α pages.
     victims_below_alpha: u64,
-    /// Dies a collector job skipped because its GC block and free blocks could not take the
-    /// victim's valid pages.
+    /// Reclamations of collector jobs skipped on a die: no victim with garbage, or its GC
+    /// block and free blocks could not take the victim's valid pages.
     dies_skipped_no_room: u64,
     /// On-demand collections for real-time writes (collectors behind): 0 for admitted sets.
     fallback_collections: u64,
