@@ -1353,6 +1353,7 @@ fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
         "rtgc",
         "admission of Table III",
         "Fig. 16",
+        "board set-up",
         "claims",
     ] {
         assert!(
@@ -1375,10 +1376,14 @@ fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
         assert!(!bytes.is_empty(), "{f} is empty");
     }
     let json = read_json(&dir.join("results.json"));
-    assert_eq!(json["runs"].as_array().map(Vec::len), Some(4));
+    // part-ftl, wao-gc, wao-gc/device, rtgc, then the board set-up's part-ftl/board, wao-gc/board.
+    assert_eq!(json["runs"].as_array().map(Vec::len), Some(6));
     assert_eq!(json["runs"][0]["deadline_requests"], 4 * 17 + 4 * 67);
+    assert_eq!(json["runs"][3]["ftl"], "rtgc");
+    assert_eq!(json["runs"][5]["ftl"], "wao-gc/board");
+    assert_eq!(json["board"]["phases"].as_array().map(Vec::len), Some(16));
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 4 * (8 + 4), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 6 * (8 + 4), "{csv}");
     // Bad options are refused before anything is written.
     let bad_dir = scratch("part-cosmos-bad");
     for args in [

@@ -504,6 +504,22 @@ fn part_ftl_rotations_rebuilds_and_gc() {
     }
 }
 
+/// PaRT-FTL with firmware time per host page (`ftl.cpu_page_ns`): host pages queue for the FTL
+/// core, earliest deadline first (here none has a deadline: first come, first served among
+/// them), while programs, rebuilds and GC go on; every read checked, timed at queue depth 16.
+#[test]
+fn part_ftl_with_firmware_time() {
+    let mut sets = PART_SMALL.to_vec();
+    sets.extend(["run.functional_only=false", "ftl.cpu_page_ns=200000"]);
+    let cfg = ExperimentConfig::with_sets("default", &sets).unwrap();
+    let steps = testing::random_steps(37, 3000, logical(&cfg));
+    let o = testing::run_steps(&cfg, &steps, 16).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.checked_sectors, o.sectors_read);
+    let c = &o.ftl_report["counters"];
+    assert!(c["rebuilt_reads"].as_u64().unwrap() > 0, "{c}");
+    assert!(o.gc.gc_runs >= 5, "{:?}", o.gc);
+}
+
 /// Writes to disjoint parts of one page do not overlap, so the host lets them reach the FTL
 /// together; while the write buffer is full they all wait, and each must then merge into the
 /// page's buffered copy (a second copy would lose the first part: a bug the trace replay of
@@ -532,7 +548,8 @@ fn part_ftl_parts_of_one_page_waiting_for_buffer_room() {
 }
 /// WAO-GC variants (`ftl/waogc`), on the small device without its over-provisioning (WAO-GC
 /// sizes the logical space by λ, `ftl.logical_ratio`): the defaults (c = 2, λ = 0.482),
-/// copyback, steps holding the whole device (with copyback), c = 1 (λ 0.4, under eq. 12's 0.4375 for P = 16), and GC all the time on one die of
+/// copyback, steps holding the whole device (with copyback), 200 us of firmware time per host
+/// page (host pages queue for the FTL core), c = 1 (λ 0.4, under eq. 12's 0.4375 for P = 16), and GC all the time on one die of
 /// 16 blocks of 8 pages filled to steady state at λ 0.45 (eq. 12 allows 0.5 for P = 8).
 const WAO_GC_VARIANTS: &[(&str, &[&str])] = &[
     ("defaults", &[]),
@@ -542,6 +559,7 @@ const WAO_GC_VARIANTS: &[(&str, &[&str])] = &[
         &["ftl.gc_step_scope=\"device\"", "ftl.gc_copyback=true"],
     ),
     ("c=1", &["ftl.copies_per_step=1", "ftl.logical_ratio=0.4"]),
+    ("firmware time", &["ftl.cpu_page_ns=200000"]),
     (
         "constant-gc",
         &[

@@ -6,7 +6,9 @@
 //! - two priority classes: flash completions and wake-ups (`Urgent`) run before new host
 //!   sub-requests and idle calls (`Normal`) whenever a core frees, so a completion is not
 //!   queued behind submissions that arrived before it; first come, first served within a
-//!   class;
+//!   class, or, for host sub-requests of an FTL that orders its request buffer by deadline
+//!   ([`crate::ftl::Ftl::orders_host_calls_by_deadline`]), earliest deadline first (ties and
+//!   calls without a deadline first come, first served);
 //! - a call may be bound to one core ([`crate::ftl::Ftl::core_for`]): it waits for that core,
 //!   while calls for other free cores (or for any core) go ahead, so there is no head-of-line
 //!   blocking; an unbound call takes the lowest-numbered free core.
@@ -28,8 +30,9 @@ pub(crate) enum Class {
 
 const CLASSES: [Class; 2] = [Class::Urgent, Class::Normal];
 
-/// Queued calls of one class: (arrival order, call).
-type Queue<C> = VecDeque<(u64, C)>;
+/// Queued calls of one class: ((order key, arrival order), call), sorted by the pair. The
+/// order key is 0 for first come, first served, else the call's absolute deadline.
+type Queue<C> = VecDeque<((u64, u64), C)>;
 
 /// Cores and waiting calls of one simulated FTL CPU.
 #[derive(Debug)]
@@ -69,15 +72,24 @@ impl<C: Copy> FtlCpu<C> {
     }
 
     /// Queues `call`; `core` binds it to one core (checked by the caller to be in range).
-    pub fn push(&mut self, call: C, class: Class, core: Option<u32>) {
+    /// Calls run in `order_key` order, then in arrival order: 0 for first come, first served,
+    /// a deadline for earliest deadline first.
+    pub fn push(&mut self, call: C, class: Class, core: Option<u32>, order_key: u64) {
         self.next_seq += 1;
-        let entry = (self.next_seq, call);
-        match core {
-            None => self.any[class as usize].push_back(entry),
+        let key = (order_key, self.next_seq);
+        let queue = match core {
+            None => &mut self.any[class as usize],
             Some(k) => {
-                self.bound[k as usize][class as usize].push_back(entry);
                 self.bound_waiting[class as usize] += 1;
+                &mut self.bound[k as usize][class as usize]
             }
+        };
+        match queue.back() {
+            Some(&(last, _)) if last > key => {
+                let at = queue.partition_point(|&(k, _)| k < key);
+                queue.insert(at, (key, call));
+            }
+            _ => queue.push_back((key, call)),
         }
     }
 
@@ -100,18 +112,19 @@ impl<C: Copy> FtlCpu<C> {
         None
     }
 
-    /// The earliest-arrived call of `class` that has a free core.
+    /// The first call of `class` (by order key, then arrival) that has a free core.
     fn pop_class(&mut self, class: usize, ignore_cores: bool) -> Option<(C, u32)> {
-        // (arrival, bound core or None)
-        let mut best: Option<(u64, Option<u32>)> = self.any[class].front().map(|e| (e.0, None));
+        // ((order key, arrival), bound core or None)
+        let mut best: Option<((u64, u64), Option<u32>)> =
+            self.any[class].front().map(|e| (e.0, None));
         if self.bound_waiting[class] > 0 {
             for (k, queues) in self.bound.iter().enumerate() {
                 if !ignore_cores && self.busy[k] {
                     continue;
                 }
-                if let Some(&(seq, _)) = queues[class].front() {
-                    if best.is_none_or(|(b, _)| seq < b) {
-                        best = Some((seq, Some(k as u32)));
+                if let Some(&(key, _)) = queues[class].front() {
+                    if best.is_none_or(|(b, _)| key < b) {
+                        best = Some((key, Some(k as u32)));
                     }
                 }
             }
@@ -189,9 +202,9 @@ mod tests {
     #[test]
     fn urgent_calls_go_before_earlier_normal_ones() {
         let mut cpu = cpu_with(1);
-        cpu.push("submit 1", Class::Normal, None);
-        cpu.push("submit 2", Class::Normal, None);
-        cpu.push("flash done", Class::Urgent, None);
+        cpu.push("submit 1", Class::Normal, None, 0);
+        cpu.push("submit 2", Class::Normal, None, 0);
+        cpu.push("flash done", Class::Urgent, None, 0);
         assert_eq!(cpu.pop(false), Some(("flash done", 0)));
         assert_eq!(cpu.pop(false), Some(("submit 1", 0)));
         assert_eq!(cpu.pop(false), Some(("submit 2", 0)));
@@ -199,12 +212,37 @@ mod tests {
     }
 
     #[test]
+    fn deadline_keys_order_calls_earliest_first_and_ties_by_arrival() {
+        let mut cpu = cpu_with(1);
+        cpu.push("write, due 60", Class::Normal, None, 60);
+        cpu.push("read, due 15", Class::Normal, None, 15);
+        cpu.push("write, due 60 again", Class::Normal, None, 60);
+        cpu.push("idle", Class::Normal, None, u64::MAX);
+        cpu.push("read, due 15 again", Class::Normal, None, 15);
+        cpu.push("bound read, due 10", Class::Normal, Some(0), 10);
+        cpu.push("flash done", Class::Urgent, None, 0);
+        let order: Vec<_> = std::iter::from_fn(|| cpu.pop(true).map(|(c, _)| c)).collect();
+        assert_eq!(
+            order,
+            [
+                "flash done",
+                "bound read, due 10",
+                "read, due 15",
+                "read, due 15 again",
+                "write, due 60",
+                "write, due 60 again",
+                "idle"
+            ]
+        );
+    }
+
+    #[test]
     fn a_bound_call_waits_for_its_core_without_blocking_others() {
         let mut cpu = cpu_with(2);
-        cpu.push("for core 0", Class::Normal, Some(0));
-        cpu.push("for core 0 again", Class::Normal, Some(0));
-        cpu.push("for core 1", Class::Normal, Some(1));
-        cpu.push("any", Class::Normal, None);
+        cpu.push("for core 0", Class::Normal, Some(0), 0);
+        cpu.push("for core 0 again", Class::Normal, Some(0), 0);
+        cpu.push("for core 1", Class::Normal, Some(1), 0);
+        cpu.push("any", Class::Normal, None, 0);
         let (call, core) = cpu.pop(false).unwrap();
         assert_eq!((call, core), ("for core 0", 0));
         cpu.occupy(core, &[5, 0, 0, 0, 0]);

@@ -183,6 +183,9 @@ pub struct Simulation {
     pending_commits: usize,
     last_commit_ns: u64,
     commit_order: CommitOrder,
+    /// The FTL's host sub-requests wait for a core in deadline order
+    /// ([`crate::ftl::Ftl::orders_host_calls_by_deadline`]), not in arrival order.
+    host_calls_by_deadline: bool,
     completions: Vec<Completion>,
     /// Programs completed (verify runs: what became durable).
     finished_programs: Vec<CmdId>,
@@ -239,6 +242,7 @@ impl Simulation {
         .with_rules(&device.nand);
         let functional = cfg.run.functional_only;
         let map_unit = MapUnit::new(ftl.map_unit_arbiter());
+        let host_calls_by_deadline = ftl.orders_host_calls_by_deadline();
         let mut flash = FlashScheduler::new(layout, device.timing.clone(), functional);
         flash.set_program_order(device.nand.program_order);
         flash.report_programs(cfg.run.verify);
@@ -276,6 +280,7 @@ impl Simulation {
             pending_commits: 0,
             last_commit_ns: 0,
             commit_order: CommitOrder::OwnEnd,
+            host_calls_by_deadline,
             completions: Vec::new(),
             finished_programs: Vec::new(),
             unblocked: Vec::new(),
@@ -888,7 +893,8 @@ impl Simulation {
     }
 
     /// Queues an FTL call for the CPU, in its priority class, bound to the core the FTL names
-    /// (timed runs only).
+    /// (timed runs only); host sub-requests by deadline when the FTL asks (idle calls then
+    /// after every sub-request).
     fn push_call(&mut self, call: Call) -> Result<(), SimError> {
         let class = match call {
             Call::FlashDone(_) | Call::Wakeup(_) => Class::Urgent,
@@ -899,7 +905,14 @@ impl Simulation {
         } else {
             self.core_for(call)?
         };
-        self.cpu.push(call, class, core);
+        let order_key = match call {
+            Call::Submit(sub) if self.host_calls_by_deadline => {
+                self.reqs.get(self.subs.get(sub).req).deadline_ns
+            }
+            Call::Idle if self.host_calls_by_deadline => u64::MAX,
+            _ => 0,
+        };
+        self.cpu.push(call, class, core, order_key);
         Ok(())
     }
 

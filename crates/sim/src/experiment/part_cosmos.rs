@@ -20,6 +20,14 @@
 //! The paper's board misses read deadlines under WAO-GC; the per-die model does not, this one
 //! does (docs/part-cosmos.md). A fourth, [`RTGC`], is `rtgc` (docs/rtgc.md), beside RTGC's
 //! admission line.
+//!
+//! The "board" runs ([`board`]) add the board's firmware time per host page (calibrated on
+//! Fig. 16's 27 MB/s), FIFO for WAO-GC's request buffer and EDF for PaRT-FTL's, and sweep the
+//! readers' release phase against the writers'.
+
+mod board;
+
+pub use board::{Board, PhaseRow, BOARD_CPU_PAGE_NS, BOARD_SUFFIX};
 
 use serde::Serialize;
 
@@ -64,6 +72,14 @@ pub struct PartCosmosStudy {
     pub seed: u64,
     /// Extra `--set` assignments for every run.
     pub sets: Vec<String>,
+    /// Firmware time per host page of the board runs (`ftl.cpu_page_ns`); 0: no board runs.
+    pub board_cpu_page_ns: u64,
+    /// Release of the board runs' readers after the writers (the headline board runs).
+    pub board_reader_offset_ns: u64,
+    /// The readers' release offsets of the board's phase sweep.
+    pub board_reader_phases_ns: Vec<u64>,
+    /// Fig. 16's run length on the board (27 MB/s reaches GC's start later than 121 MB/s).
+    pub board_fig16_duration_ns: u64,
 }
 
 impl Default for PartCosmosStudy {
@@ -77,6 +93,13 @@ impl Default for PartCosmosStudy {
             fig16_interval_ns: 1_000_000_000,
             seed: 1,
             sets: Vec::new(),
+            board_cpu_page_ns: BOARD_CPU_PAGE_NS,
+            board_reader_offset_ns: board::READER_OFFSET_NS,
+            board_reader_phases_ns: board::READER_PHASES_MS
+                .iter()
+                .map(|ms| ms * 1_000_000)
+                .collect(),
+            board_fig16_duration_ns: 150_000_000_000,
         }
     }
 }
@@ -246,6 +269,8 @@ pub struct PartCosmosResults {
     pub admission: Vec<AdmissionLine>,
     /// Eq. 8 with Table IV: t_r + t_c^d.
     pub eq8_read_bound_ns: f64,
+    /// The board set-up's phase sweep and Fig. 16 (its headline runs are in `runs`).
+    pub board: Option<Board>,
     pub claims: Vec<Claim>,
 }
 
@@ -256,16 +281,17 @@ impl PartCosmosStudy {
             blocks_per_plane: None,
             fig16_duration_ns: 2_500_000_000_000,
             fig16_interval_ns: 10_000_000_000,
+            board_fig16_duration_ns: 8_000_000_000_000,
             ..Self::default()
         }
     }
 
-    /// Runs both FTLs and Fig. 16, calling `progress(done, total, what)`.
+    /// Runs the FTLs, Fig. 16 and the board set-up, calling `progress(done, total, what)`.
     pub fn run(
         &self,
         progress: &mut dyn FnMut(usize, usize, &str),
     ) -> Result<PartCosmosResults, SimError> {
-        let total = 2 * FTLS.len() + 3;
+        let total = 2 * FTLS.len() + 4;
         let mut runs = Vec::new();
         let mut readers_alone = Vec::new();
         for (i, ftl) in FTLS.iter().enumerate() {
@@ -274,16 +300,18 @@ impl PartCosmosStudy {
             progress(2 * i + 1, total, &format!("Table III's readers, {ftl}"));
             readers_alone.push(self.run_periodic(ftl, TABLE_III_READERS)?);
         }
-        progress(total - 3, total, "Table III, wao-gc with device-wide steps");
+        progress(total - 4, total, "Table III, wao-gc with device-wide steps");
         let device = self.table_iii_device_scope_config()?;
         runs.push(ftl_run(
             WAO_GC_DEVICE,
             &crate::run_experiment(&device, &mut |_| {})?,
         ));
-        progress(total - 2, total, "Table III, rtgc");
+        progress(total - 3, total, "Table III, rtgc");
         runs.push(self.run_periodic(RTGC, TABLE_III)?);
-        progress(total - 1, total, "Fig. 16, wao-gc");
+        progress(total - 2, total, "Fig. 16, wao-gc");
         let fig16 = self.run_fig16()?;
+        progress(total - 1, total, "the board set-up");
+        let board = self.run_board(&mut runs)?;
         progress(total, total, "done");
         let eq8_read_bound_ns = part::read_latency_bound_ns(&FlashParams::part_ftl());
         let model_read_ns = self.model_rebuild_read_ns()?;
@@ -294,6 +322,7 @@ impl PartCosmosStudy {
             fig16,
             admission: admission_lines(model_read_ns),
             eq8_read_bound_ns,
+            board,
             claims: Vec::new(),
         };
         results.claims = claims(&results);
@@ -366,10 +395,20 @@ impl PartCosmosStudy {
 
     /// Fig. 16's configuration: a fresh device, two closed-loop streams of 24-page writes.
     pub fn fig16_config(&self) -> Result<ExperimentConfig, SimError> {
-        let extra = [
+        self.fig16_config_with(self.fig16_duration_ns, None)
+    }
+
+    /// [`Self::fig16_config`] for `duration_ns`, with one more setting.
+    fn fig16_config_with(
+        &self,
+        duration_ns: u64,
+        setting: Option<&str>,
+    ) -> Result<ExperimentConfig, SimError> {
+        let mut extra = vec![
             "run.precondition=0".to_string(),
             format!("run.timeseries_interval_ns={}", self.fig16_interval_ns),
         ];
+        extra.extend(setting.map(String::from));
         let page = self
             .config("wao-gc", &extra, "randwrite")?
             .geometry
@@ -377,7 +416,7 @@ impl PartCosmosStudy {
         let workload = format!(
             "randwrite:bs={},align={page},qd=2,duration={}ns",
             FIG16_REQUEST_PAGES * u64::from(page),
-            self.fig16_duration_ns
+            duration_ns
         );
         self.config("wao-gc", &extra, &workload)
     }
@@ -388,19 +427,17 @@ impl PartCosmosStudy {
     }
 
     fn run_fig16(&self) -> Result<Fig16, SimError> {
-        let config = self.fig16_config()?;
-        let report = crate::run_experiment(&config, &mut |_| {})?;
+        self.run_fig16_of(&self.fig16_config()?, self.fig16_duration_ns)
+    }
+
+    fn run_fig16_of(&self, config: &ExperimentConfig, duration_ns: u64) -> Result<Fig16, SimError> {
+        let report = crate::run_experiment(config, &mut |_| {})?;
         let g = &config.geometry;
         let dies = u64::from(g.channels * g.chips_per_channel * g.dies_per_chip);
         let blocks_per_die = u64::from(g.planes_per_die * g.blocks_per_plane);
         let block_bytes = u64::from(g.pages_per_block) * u64::from(g.page_bytes);
         let trigger = dies * (blocks_per_die - 1) * block_bytes;
-        Ok(fig16(
-            &report,
-            self.fig16_interval_ns,
-            self.fig16_duration_ns,
-            trigger,
-        ))
+        Ok(fig16(&report, self.fig16_interval_ns, duration_ns, trigger))
     }
 }
 
@@ -703,6 +740,7 @@ pub fn claims(r: &PartCosmosResults) -> Vec<Claim> {
     if let Some(d) = run_of(r, WAO_GC_DEVICE) {
         claims.extend(device_scope_claims(p, d));
     }
+    claims.extend(board::claims(r));
     claims
 }
 
@@ -774,6 +812,9 @@ pub fn absurdities(r: &PartCosmosResults) -> Vec<String> {
     }
     if r.fig16.gc_victims == 0 {
         out.push("Fig. 16: no GC".into());
+    }
+    if r.board.as_ref().is_some_and(|b| b.fig16.gc_victims == 0) {
+        out.push("Fig. 16 on the board: no GC".into());
     }
     out
 }
@@ -878,6 +919,7 @@ pub fn table(r: &PartCosmosResults) -> String {
         f.min_after_mb_per_s,
         f.gc_victims
     );
+    out += &board::table(r);
     out += "\nclaims\n";
     for c in &r.claims {
         out += &format!(

@@ -105,6 +105,13 @@ pub trait Ftl {
     fn map_unit_arbiter(&self) -> MapUnitArbiter {
         MapUnitArbiter::Fifo
     }
+    /// Whether the CPU takes this FTL's waiting host sub-requests earliest deadline first (a
+    /// request buffer ordered by deadline, part-ftl.txt V) instead of first come, first
+    /// served; read once when the simulation is built. Only matters when handlers charge CPU
+    /// time (otherwise nothing waits for a core).
+    fn orders_host_calls_by_deadline(&self) -> bool {
+        false
+    }
 }
 
 /// The FTL entry point a handler call is for (see [`Ftl::core_for`]).

@@ -19,6 +19,8 @@ settings! {
         decode_ns: u64 = 0, unit "ns", range 0 ..= 1_000_000_000;
         /// Time to encode a parity page, t_c^e, charged as FTL CPU time per parity page.
         encode_ns: u64 = 0, unit "ns", range 0 ..= 1_000_000_000;
+        /// Firmware CPU time per host page read or written (the request loop's work for one page request of the request buffer), charged before the page is served; host pages wait for the FTL core earliest deadline first (0: none).
+        cpu_page_ns: u64 = 0, unit "ns", range 0 ..= 1_000_000_000;
     }
 }
 

@@ -35,6 +35,9 @@
 //!   durability tracking skip them) and stay valid until their group is empty, so erasing a
 //!   live parity page is a NAND error.
 //!
+//! - **Request buffer** (V): host page requests wait for the FTL core earliest deadline
+//!   first; `cpu_page_ns` (default 0) is the firmware time per host page handled.
+//!
 //! Mapping is per page (the host chop size). Details and choices: docs/part-ftl.md.
 
 mod check;
@@ -561,11 +564,23 @@ impl Ftl for PartFtl {
 
     fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
         match sub.op {
-            Op::Read => self.read(ctx, sub),
-            Op::Write => self.write(ctx, sub),
+            Op::Read => {
+                ctx.charge_cpu(self.cfg.cpu_page_ns);
+                self.read(ctx, sub)
+            }
+            Op::Write => {
+                ctx.charge_cpu(self.cfg.cpu_page_ns);
+                self.write(ctx, sub)
+            }
             Op::Trim => self.trim(ctx, sub),
             Op::Flush => self.flush(ctx, sub),
         }
+    }
+
+    /// Part-ftl.txt V: "The FTL retrieves the requests and orders them according to Earliest
+    /// Deadline First".
+    fn orders_host_calls_by_deadline(&self) -> bool {
+        true
     }
 
     fn flash_done(&mut self, ctx: &mut FtlCtx<'_>, token: u64) -> Result<(), SimError> {

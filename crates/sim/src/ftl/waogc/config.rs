@@ -19,6 +19,8 @@ settings! {
         gc_copyback: bool = false, unit "";
         /// What a partial GC step blocks: "die", only later commands on its own die (the die queue orders them); "device", every host command issued after it on any die until the step's commands completed (one firmware request loop that runs the step, the blocking of part-ftl.txt VI.A's model).
         gc_step_scope: StepScope = StepScope::Die, unit "", choices "die | device";
+        /// Firmware CPU time per host page read or written (the request loop's work for one page request of the request buffer), charged before the page's commands are issued; host pages wait for the FTL core first come, first served (0: none).
+        cpu_page_ns: u64 = 0, unit "ns", range 0 ..= 1_000_000_000;
     }
 }
 

@@ -19,6 +19,10 @@
 //!   request loop that runs the steps: every host command issued after a step, on any die,
 //!   waits until that step's commands completed (so a read can wait for the steps of all the
 //!   other tasks' writes, part-ftl.txt VI.A). Steps then run one after another device-wide.
+//! - **Firmware time** (`cpu_page_ns`, default 0): CPU time per host page handled, on the
+//!   FTL's cores; host pages wait for a core first come, first served (the engine's order:
+//!   WAO-GC does not order by deadline), so a page released behind a burst waits for the
+//!   burst's handling (the board's request loop, docs/part-cosmos.md).
 //! - No admission control and no background GC (the host being idle does not collect).
 //!
 //! Choices where the papers are vague (docs/wao-gc.md): the step after the write that opens
@@ -238,8 +242,14 @@ impl Ftl for WaoGc {
 
     fn submit(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
         match sub.op {
-            Op::Read => self.pages.read(ctx, &self.map, sub, &self.step_hold),
-            Op::Write => self.write(ctx, sub),
+            Op::Read => {
+                ctx.charge_cpu(self.cfg.cpu_page_ns);
+                self.pages.read(ctx, &self.map, sub, &self.step_hold)
+            }
+            Op::Write => {
+                ctx.charge_cpu(self.cfg.cpu_page_ns);
+                self.write(ctx, sub)
+            }
             Op::Trim => self.pages.trim(ctx, &mut self.map, &mut self.blocks, sub),
             // A write completes only once programmed: nothing acknowledged is volatile.
             Op::Flush => {
