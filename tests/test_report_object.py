@@ -82,7 +82,7 @@ def test_latency_gives_the_percentiles_of_one_operation(report: flashlab.Report)
     expected = report["host"]["read"]["latency_ns"]
     assert list(latency.index) == ["mean", "p50", "p90", "p99", "p99_9", "p99_99", "max"]
     assert latency["latency_ns"].to_dict() == expected
-    assert latency.loc["p99", "quantile"] == 0.99 and latency.loc["max", "quantile"] == 1.0
+    assert list(latency["quantile"][1:]) == [0.5, 0.9, 0.99, 0.999, 0.9999, 1.0]
     assert math.isnan(latency.loc["mean", "quantile"])
     assert report.latency().loc["max", "latency_ns"] == report["host"]["all"]["latency_ns"]["max"]
 

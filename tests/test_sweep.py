@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -186,13 +187,27 @@ def test_another_flashlab_version_recomputes(
     assert after.attrs["sweep"]["computed"] == 4
 
 
-def test_identical_points_run_once(tmp_path: Path) -> None:
-    frame = flashlab.sweep(
-        BASE, [{"ftl": "pagemap", **OP}, {"ftl.name": "pagemap", **OP}], cache=tmp_path
-    )
-    assert frame.attrs["sweep"]["computed"] == 2
-    assert len(list(tmp_path.glob("*.json"))) == 1
+class CountingExecutor(ThreadPoolExecutor):
+    """A thread pool (any Executor will do) that counts the runs submitted to it."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=2)
+        self.submitted = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        self.submitted += 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_identical_points_run_once_on_any_executor(tmp_path: Path) -> None:
+    grid = [{"ftl": "pagemap", **OP}, {"ftl.name": "pagemap", **OP}, {"seed": 5, **OP}]
+    with CountingExecutor() as executor:
+        frame = flashlab.sweep(BASE, grid, cache=tmp_path, executor=executor, progress=False)
+    assert executor.submitted == 2
+    assert frame.attrs["sweep"]["computed"] == 3
     assert frame.iloc[0]["all_latency_mean_ns"] == frame.iloc[1]["all_latency_mean_ns"]
+    assert frame.iloc[0]["all_latency_mean_ns"] != frame.iloc[2]["all_latency_mean_ns"]
+    assert len(list(tmp_path.glob("*.json"))) == 2
 
 
 def test_failed_points_are_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:

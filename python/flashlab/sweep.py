@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from . import _layers, _native
 from .report import Report, SummaryValue, require_pandas
@@ -45,8 +45,6 @@ RUN_ARGUMENTS = (
 
 #: A grid: setting -> values (every combination), or one dict of settings per point.
 Grid = Union[Mapping[str, Sequence[object]], Sequence[Mapping[str, object]]]
-#: What a point's run returns: the report as JSON text, or the error it raised.
-_Outcome = tuple[Optional[str], Optional[str]]
 
 
 @dataclass
@@ -261,12 +259,10 @@ def _deduplicated(points: list[_Point]) -> list[_Point]:
     return unique
 
 
-def _run_point(device: str | None, config_path: str | None, sets: list[str]) -> _Outcome:
-    """Runs one point (in a worker): the report's JSON text, or the error it raised."""
-    try:
-        return _native.run(device, config_path, sets, False), None
-    except Exception as e:  # a failed point is recorded, the sweep goes on
-        return None, _described_error(e)
+def _run_point(device: str | None, config_path: str | None, sets: list[str]) -> str:
+    """Runs one point (in a worker): the report as JSON text. An exception it raises reaches
+    the sweep through the future and is recorded as the point's error."""
+    return _native.run(device, config_path, sets, False)
 
 
 def _compute(
@@ -282,7 +278,7 @@ def _compute(
     own = executor is None
     if executor is None:
         executor = concurrent.futures.ProcessPoolExecutor(max_workers)
-    futures: dict[concurrent.futures.Future[_Outcome], _Point] = {}
+    futures: dict[concurrent.futures.Future[str], _Point] = {}
     try:
         for point in todo:
             assert point.layers is not None
@@ -298,14 +294,14 @@ def _compute(
                 future.cancel()
 
 
-def _finish(
-    point: _Point, future: concurrent.futures.Future[_Outcome], cache_dir: Path | None
-) -> None:
+def _finish(point: _Point, future: concurrent.futures.Future[str], cache_dir: Path | None) -> None:
     """Records a point's outcome (and its duplicates'), keeps a success in the cache."""
+    text: str | None = None
+    error: str | None = None
     try:
-        text, error = future.result()
-    except Exception as e:  # the worker itself failed (e.g. it was killed)
-        text, error = None, _described_error(e)
+        text = future.result()
+    except Exception as e:  # the run failed, or its worker did: the sweep goes on
+        error = _described_error(e)
     report = None if text is None else Report(json.loads(text))
     for each in (point, *point.waiting):
         each.report, each.error = report, error
