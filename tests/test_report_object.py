@@ -87,9 +87,43 @@ def test_latency_gives_the_percentiles_of_one_operation(report: flashlab.Report)
     assert report.latency().loc["max", "latency_ns"] == report["host"]["all"]["latency_ns"]["max"]
 
 
+def test_latency_histogram_counts_every_request_and_brackets_the_percentiles(
+    report: flashlab.Report,
+) -> None:
+    for op in ("read", "write", "all"):
+        histogram = report.latency_histogram(op)
+        figures = report["host"][op]
+        assert histogram["count"].sum() == figures["count"]
+        assert (histogram["count"] > 0).all()
+        assert (histogram["low_ns"] <= histogram["high_ns"]).all()
+        assert (histogram["low_ns"].iloc[1:].values > histogram["high_ns"].iloc[:-1].values).all()
+        # Quarter octaves: from 8 ns on, [m 2^e, (m+1) 2^e - 1] with m = 4..7.
+        for low, high in zip(histogram["low_ns"], histogram["high_ns"]):
+            width = high - low + 1
+            assert (
+                low < 8 and width == 1 or (width & (width - 1) == 0 and low // width in range(4, 8))
+            )
+        assert histogram["cumulative_fraction"].iloc[-1] == pytest.approx(1.0)
+        # The largest latency is in the last bucket, the median in the bucket where the CDF
+        # reaches one half (HDR percentiles are within 0.1% of a bucket's values).
+        latency = figures["latency_ns"]
+        assert histogram["low_ns"].iloc[-1] <= latency["max"] <= histogram["high_ns"].iloc[-1] + 1
+        median = histogram[histogram["cumulative_fraction"] >= 0.5].iloc[0]
+        assert median["low_ns"] * 0.999 <= latency["p50"] <= median["high_ns"] * 1.001
+
+
+def test_latency_histogram_of_an_operation_without_requests_is_empty(
+    report: flashlab.Report,
+) -> None:
+    assert report["host"]["trim"]["latency_histogram_ns"] == []
+    assert len(report.latency_histogram("trim")) == 0
+
+
 def test_latency_of_an_unknown_operation_names_the_allowed_ones(report: flashlab.Report) -> None:
     with pytest.raises(ValueError, match="'reads'.*read, write, trim, flush, all"):
         report.latency("reads")
+    with pytest.raises(ValueError, match="'sub_requests'"):
+        report.latency_histogram("sub_requests")
 
 
 def test_timeseries_is_a_frame_of_the_intervals() -> None:

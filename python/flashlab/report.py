@@ -3,7 +3,8 @@
 A :class:`Report` *is* the ``flashlab.report/2`` document (a ``dict``, docs/report-schema.md),
 so ``report["host"]["all"]["count"]`` and ``json.dumps(report)`` work as before; its methods
 flatten the headline figures (:meth:`Report.summary_fields`, :meth:`Report.summary`), one
-operation's latency distribution (:meth:`Report.latency`) and the time series
+operation's latency percentiles and histogram (:meth:`Report.latency`,
+:meth:`Report.latency_histogram`) and the time series
 (:meth:`Report.timeseries`) into pandas DataFrames. pandas is the optional ``analysis`` extra
 (``pip install 'flashlab[analysis]'``): it is imported only by the methods that return a
 DataFrame, which raise an :class:`ImportError` naming the extra when it is missing.
@@ -111,9 +112,7 @@ class Report(dict[str, Any]):
         require_pandas("Report.latency()")
         import pandas
 
-        if op not in HOST_OPS:
-            raise ValueError(f"op: {op!r} is not an operation (allowed: {', '.join(HOST_OPS)})")
-        latency = self["host"][op]["latency_ns"]
+        latency = self["host"][_host_op(op)]["latency_ns"]
         frame = pandas.DataFrame(
             {
                 "quantile": [float("nan") if q is None else q for _, q in LATENCY_STATISTICS],
@@ -121,6 +120,23 @@ class Report(dict[str, Any]):
             },
             index=pandas.Index([key for key, _ in LATENCY_STATISTICS], name="statistic"),
         )
+        return frame
+
+    def latency_histogram(self, op: str = "all") -> pandas.DataFrame:
+        """Latency histogram of one host operation (``host.{op}.latency_histogram_ns``): one
+        row per non-empty quarter-octave bucket, ascending, columns ``low_ns``, ``high_ns``
+        (inclusive bounds), ``count``, ``fraction`` (of the operation's requests) and
+        ``cumulative_fraction`` (the CDF at ``high_ns``); no rows when the run completed no
+        such request.
+        """
+        require_pandas("Report.latency_histogram()")
+        import pandas
+
+        buckets = self["host"][_host_op(op)]["latency_histogram_ns"]
+        frame = pandas.DataFrame(buckets, columns=["low_ns", "high_ns", "count"], dtype="int64")
+        total = int(frame["count"].sum())
+        frame["fraction"] = frame["count"] / total if total else 0.0
+        frame["cumulative_fraction"] = frame["count"].cumsum() / total if total else 0.0
         return frame
 
     def timeseries(self) -> pandas.DataFrame:
@@ -170,6 +186,12 @@ class Report(dict[str, Any]):
         )
         title = html.escape(f"flashlab report: {self['ftl']} on {self['preset']}")
         return f"<table><caption>{title}</caption>{rows}</table>"
+
+
+def _host_op(op: str) -> str:
+    if op not in HOST_OPS:
+        raise ValueError(f"op: {op!r} is not an operation (allowed: {', '.join(HOST_OPS)})")
+    return op
 
 
 def _op_fields(op: str, figures: Mapping[str, Any], always: bool) -> dict[str, SummaryValue]:
