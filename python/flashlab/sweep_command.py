@@ -10,8 +10,8 @@ command to the native command line. GRID.toml holds the sweep of :func:`flashlab
     precondition = 0.5
     geometry.blocks_per_plane = 16     # a dotted setting path, as --set
     [grid]                             # setting -> values: every combination
-    ftl.name = ["pagemap", "dftl"]   # not `ftl = ...` beside other ftl.* keys (TOML)
-    ftl.over_provisioning = [0.07, 0.15, 0.25]
+    ftl.name = ["pagemap", "dftl"]     # not `ftl = ...` beside other ftl.* keys (TOML)
+    ftl.over_provisioning = [0.2, 0.3, 0.4]
 
 or, instead of ``[grid]``, one ``[[points]]`` table per point. Nested tables are read as dotted
 paths (``[base.geometry]`` ``blocks_per_plane = 16`` is ``geometry.blocks_per_plane``). The
