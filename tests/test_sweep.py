@@ -93,6 +93,22 @@ def test_a_malformed_grid_is_refused(grid: Any, error: type[Exception], message:
 def test_seeds_and_a_seed_setting_are_not_combined() -> None:
     with pytest.raises(ValueError, match="seeds: the grid already sets the seed"):
         flashlab.sweep(BASE, {"seed": [1]}, seeds=[2], progress=False)
+    with pytest.raises(ValueError, match="seeds: the base already sets the seed"):
+        flashlab.sweep({**BASE, "run.seed": 4}, {"ftl": ["dftl"]}, seeds=[2], progress=False)
+
+
+def test_a_grid_file_reads_nested_tables_as_setting_paths(tmp_path: Path) -> None:
+    from flashlab.sweep_command import read_grid_file
+
+    path = tmp_path / "points.toml"
+    path.write_text(
+        "[base]\nworkload = 'randread'\n[base.geometry]\nchannels = 2\n"
+        "[[points]]\nftl = 'dftl'\n[[points]]\nftl.name = 'fmmu'\nftl.cache_ways = 4\n"
+    )
+    base, grid, seeds = read_grid_file(path)
+    assert base == {"workload": "randread", "geometry.channels": 2}
+    assert grid == [{"ftl": "dftl"}, {"ftl.name": "fmmu", "ftl.cache_ways": 4}]
+    assert seeds is None
 
 
 def test_the_sweep_has_one_row_per_point_in_grid_order(local_sweep: Any) -> None:

@@ -96,8 +96,8 @@ def sweep(
 
     Returns:
         One row per point, in grid order (seeds innermost): the grid columns (and ``seed``),
-        ``error`` (``None``, or the exception of a failed point, whose other columns are
-        empty), ``cached`` (read from the cache), then the columns of
+        ``error`` (missing, or the exception of a failed point, e.g. ``"ConfigError: ..."``,
+        whose figures are missing), ``cached`` (read from the cache), then the columns of
         :meth:`Report.summary`. ``DataFrame.attrs["sweep"]`` counts ``points``,
         ``computed``, ``cache_hits`` and ``failed``.
 
@@ -110,10 +110,10 @@ def sweep(
     require_pandas("flashlab.sweep()")
     import pandas
 
-    points = [_Point(values) for values in sweep_points(grid, seeds)]
     base_settings = _flat_base(base)
     if seeds is not None and any(k in base_settings for k in ("seed", "run.seed")):
         raise ValueError("seeds: the base already sets the seed; give one or the other")
+    points = [_Point(values) for values in sweep_points(grid, seeds)]
     cache_dir = None if cache is None else Path(os.fspath(cache))
     for point in points:
         _resolve(point, base_settings, cache_dir)
@@ -125,13 +125,7 @@ def sweep(
     finally:
         bar.close()
     frame = pandas.DataFrame([_row(p) for p in points])
-    stats = {
-        "points": len(points),
-        "computed": sum(1 for p in points if not p.cached and p.error is None),
-        "cache_hits": sum(1 for p in points if p.cached),
-        "failed": sum(1 for p in points if p.error is not None),
-    }
-    frame.attrs["sweep"] = stats
+    frame.attrs["sweep"] = stats = _counts(points)
     if progress:
         print(
             f"flashlab.sweep: {stats['points']} points: {stats['computed']} computed, "
@@ -139,6 +133,16 @@ def sweep(
             file=sys.stderr,
         )
     return frame
+
+
+def _counts(points: list[_Point]) -> dict[str, int]:
+    """Points of a finished sweep: all, computed now, read from the cache, failed."""
+    return {
+        "points": len(points),
+        "computed": sum(1 for p in points if not p.cached and p.error is None),
+        "cache_hits": sum(1 for p in points if p.cached),
+        "failed": sum(1 for p in points if p.error is not None),
+    }
 
 
 def sweep_points(grid: Grid, seeds: Iterable[int] | None = None) -> list[dict[str, object]]:
