@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The test extra brings the analysis extra (pandas, pyarrow, tqdm) and Dask (sweeps on a local
+# cluster).
 echo "== installing flashlab (Python package, builds the Rust core)"
 python3 -m pip install --quiet --disable-pip-version-check ".[test]"
 

@@ -36,10 +36,11 @@ import operator
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Optional
 
 from . import _native
 from ._native import ConfigError, SimulationError
+from .report import Report
 
 __all__ = [
     "ConfigError",
@@ -47,7 +48,11 @@ __all__ = [
     "__version__",
     "main",
     "presets",
+    "Report",
+    "resolve_config",
     "run",
+    "sweep",
+    "sweep_points",
     "trace_stats",
 ]
 
@@ -71,8 +76,9 @@ def run(
     trace: str | os.PathLike[str] | None = None,
     trace_format: str | None = None,
     progress: bool = False,
-) -> dict[str, Any]:
-    """Runs one simulated experiment and returns its report as a dict.
+) -> Report:
+    """Runs one simulated experiment and returns its report, a dict with tabular views
+    (:class:`Report`).
 
     The configuration is layered like ``flashlab run``: the device preset, then the TOML file
     ``config``, then the other arguments, then the ``set`` overrides.
@@ -100,7 +106,9 @@ def run(
         progress: Show progress of the measured run on stderr.
 
     Returns:
-        The report (see ``docs/report-schema.md``).
+        The report (see ``docs/report-schema.md``): a :class:`Report`, which is the JSON
+        document as a ``dict`` with ``summary()``, ``latency(op)``, ``timeseries()`` and
+        ``to_json()``.
 
     Raises:
         TypeError: An argument of the wrong type (``seed=1.7``, ``precondition=True``,
@@ -112,6 +120,51 @@ def run(
         KeyboardInterrupt: Ctrl-C (or another exception a signal handler raised) stopped the
             run.
     """
+    layers = _layers(device, ftl, workload, precondition, seed, set, config, trace, trace_format)
+    text = _native.run(*layers, _bool("progress", progress))
+    return Report(json.loads(text))
+
+
+def resolve_config(
+    device: str | None = None,
+    ftl: str | None = None,
+    workload: str | None = None,
+    *,
+    precondition: float | None = None,
+    seed: int | None = None,
+    set: Mapping[str, object] | None = None,
+    config: str | os.PathLike[str] | None = None,
+    trace: str | os.PathLike[str] | None = None,
+    trace_format: str | None = None,
+) -> dict[str, Any]:
+    """The complete configuration :func:`run` would simulate with these arguments (the
+    report's ``config``, what ``flashlab run --print-config`` prints), without running it.
+
+    Raises the same :class:`TypeError` and :class:`ConfigError` as :func:`run` for bad
+    arguments or settings.
+    """
+    layers = _layers(device, ftl, workload, precondition, seed, set, config, trace, trace_format)
+    result: dict[str, Any] = json.loads(_native.resolve_config(*layers))
+    return result
+
+
+#: What the native layer takes: the preset, the configuration file and the ``--set`` lines.
+_Layers = tuple[Optional[str], Optional[str], list[str]]
+
+
+def _layers(
+    device: object,
+    ftl: object,
+    workload: object,
+    precondition: object,
+    seed: object,
+    set: Mapping[str, object] | None,
+    config: object,
+    trace: object,
+    trace_format: object,
+) -> _Layers:
+    """The arguments of :func:`run` as the native layers, checked (``TypeError``,
+    ``ConfigError`` naming the argument)."""
     device = _optional_str("device", device)
     config_path = None if config is None else _path("config", config)
     sets: list[str] = []
@@ -135,9 +188,7 @@ def run(
     if trace_format is not None:
         sets.append(f"trace.format={_toml_value(_str('trace_format', trace_format))}")
     sets.extend(_set_overrides(set))
-    text = _native.run(device, config_path, sets, _bool("progress", progress))
-    result: dict[str, Any] = json.loads(text)
-    return result
+    return device, config_path, sets
 
 
 def _set_overrides(overrides: Mapping[str, object] | None) -> list[str]:
@@ -304,6 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ):
         raise TypeError(f"argv: expected a sequence of str, not {_described(argv)}")
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["sweep"]:  # the one command written in Python (it needs pandas)
+        from .sweep_command import main as sweep_main
+
+        return sweep_main(args[1:])
     # The native code writes to the process's file descriptors: keep the order of output.
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
@@ -340,3 +395,7 @@ def _toml_value(value: object, name: str = "setting") -> str:
         f"{name}: expected a bool, int, float, str, or a list or dict of those, "
         f"not {_described(value)}"
     )
+
+
+# The sweep builds on run()'s helpers above.
+from .sweep import sweep, sweep_points  # noqa: E402

@@ -22,6 +22,14 @@ def run(
     On the main thread, Python's signal handlers run during the run; the exception one raises
     (``KeyboardInterrupt`` for Ctrl-C) stops it and is raised."""
 
+def resolve_config(
+    preset: str | None,
+    config_path: str | os.PathLike[str] | None,
+    sets: list[str],
+) -> str:
+    """The resolved configuration ``run`` would simulate (the report's ``config``) as JSON
+    text, without running it."""
+
 def parse_workload(spec: str) -> dict[str, Any]:
     """Parses the compact workload syntax into a dict of every ``[workload]`` field."""
 

@@ -65,6 +65,13 @@ enum Command {
     /// Reproduce a paper's study (many runs; table, CSV, JSON and plots)
     #[command(subcommand)]
     Experiment(experiment_cmd::ExperimentCommand),
+    /// Run a grid of experiments into CSV and Parquet: a command of the Python package's
+    /// `flashlab` (pip install '.[analysis]'; docs/python.md), not of this binary
+    Sweep {
+        /// The arguments of `flashlab sweep` (`python -m flashlab sweep --help`)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -150,6 +157,15 @@ pub fn run(args: Vec<String>) -> i32 {
         Command::Bench(args) => bench::bench_command(&args),
         Command::Trace(command) => trace_cmd::trace_command(&command),
         Command::Experiment(command) => experiment_cmd::experiment_command(&command),
+        Command::Sweep { .. } => {
+            // The Python console script handles `sweep` before it reaches this code.
+            eprintln!(
+                "error: `flashlab sweep` is part of the Python package: install it with \
+                 pip install '.[analysis]' and run its `flashlab` command or \
+                 `python -m flashlab sweep` (docs/python.md)"
+            );
+            EXIT_INPUT
+        }
     }
 }
 

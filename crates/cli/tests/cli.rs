@@ -1398,3 +1398,11 @@ fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
         assert!(!bad_dir.join("results.json").exists(), "{args:?}");
     }
 }
+
+#[test]
+fn sweep_points_to_the_python_package() {
+    let r = flashlab(&["sweep", "grid.toml", "--out", "results"]);
+    assert_bad_input(&r, &["Python package", "python -m flashlab sweep"]);
+    let help = flashlab(&["--help"]);
+    assert!(help.stdout.contains("sweep"), "{}", help.context());
+}

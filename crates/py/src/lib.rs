@@ -192,6 +192,27 @@ fn run(
     report.map_err(|e| signals.error(e))
 }
 
+/// The resolved configuration of a run as JSON text: what `run` would simulate (the report's
+/// `config`), layered as in `run`, without running it. Sweeps hash it to key their cache.
+#[pyfunction]
+fn resolve_config(
+    preset: Option<String>,
+    config_path: Option<PathBuf>,
+    sets: Vec<String>,
+) -> PyResult<String> {
+    let source = ConfigSource {
+        preset: preset.as_deref(),
+        file: config_path.as_deref(),
+        sets: &sets,
+    };
+    let resolved = ExperimentConfig::load(&source)
+        .map_err(SimError::from)
+        .and_then(|config| refuse_unused_sets(&sets, &config).map(|()| config));
+    let config = resolved.map_err(sim_error)?;
+    serde_json::to_string(&config)
+        .map_err(|e| SimulationError::new_err(format!("configuration does not serialize: {e}")))
+}
+
 /// Parses the compact workload syntax (`randwrite:bs=4k,qd=32,count=1e5`) into a dict of
 /// every `[workload]` field.
 #[pyfunction]
@@ -301,6 +322,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("__version__", version())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(parse_workload, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;

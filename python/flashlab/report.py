@@ -1,0 +1,253 @@
+"""The result of one run as data: :class:`Report`, the report dict with pandas views.
+
+A :class:`Report` *is* the ``flashlab.report/2`` document (a ``dict``, docs/report-schema.md),
+so ``report["host"]["all"]["count"]`` and ``json.dumps(report)`` work as before; its methods
+flatten the headline figures (:meth:`Report.summary_fields`, :meth:`Report.summary`), one
+operation's latency percentiles and histogram (:meth:`Report.latency`,
+:meth:`Report.latency_histogram`) and the time series
+(:meth:`Report.timeseries`) into pandas DataFrames. pandas is the optional ``analysis`` extra
+(``pip install 'flashlab[analysis]'``): it is imported only by the methods that return a
+DataFrame, which raise an :class:`ImportError` naming the extra when it is missing.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["HOST_OPS", "LATENCY_STATISTICS", "Report", "require_pandas"]
+
+#: Operations of ``host`` in the report, ``all`` being every request together.
+HOST_OPS = ("read", "write", "trim", "flush", "all")
+#: Keys of a ``latency_ns`` object, with the quantile each stands for (``None``: the mean).
+LATENCY_STATISTICS: tuple[tuple[str, float | None], ...] = (
+    ("mean", None),
+    ("p50", 0.5),
+    ("p90", 0.9),
+    ("p99", 0.99),
+    ("p99_9", 0.999),
+    ("p99_99", 0.9999),
+    ("max", 1.0),
+)
+
+#: A flat summary value: a figure, a name, or ``None`` where the report has ``null``.
+SummaryValue = Union[int, float, str, bool, None]
+
+ANALYSIS_EXTRA = "pip install 'flashlab[analysis]'"
+
+
+def require_pandas(feature: str) -> None:
+    """Checks that pandas is installed; else an :class:`ImportError` saying ``feature``
+    needs the ``analysis`` extra."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError as e:
+        raise ImportError(
+            f"{feature} needs pandas, part of flashlab's optional 'analysis' extra: "
+            f"{ANALYSIS_EXTRA}"
+        ) from e
+
+
+class Report(dict[str, Any]):
+    """One run's report (schema ``flashlab.report/2``): the JSON document as a ``dict``,
+    plus tabular views of it.
+
+    Equal to, and serialised like, the plain dict; ``Report(json.load(f))`` wraps a report
+    read from a file (``flashlab run --json``).
+    """
+
+    def summary_fields(self) -> dict[str, SummaryValue]:
+        """The headline figures as one flat dict (no pandas needed); keys as :meth:`summary`'s
+        columns."""
+        fields: dict[str, SummaryValue] = {
+            "ftl": self["ftl"],
+            "preset": self["preset"],
+            "workload": self["workload"].get("spec", self["workload"].get("name")),
+            "elapsed_ns": self["elapsed_ns"],
+        }
+        for op in HOST_OPS:
+            fields.update(_op_fields(op, self["host"][op], always=op in ("read", "write", "all")))
+        fields["write_amplification"] = self["write_amplification"]
+        fields.update(_gc_fields(self))
+        fields["utilisation_dies_mean"] = self["utilisation"]["dies"]["mean"]
+        fields["utilisation_channels_mean"] = self["utilisation"]["channels"]["mean"]
+        fields["erase_count_max"] = self["wear"]["erase_count_max"]
+        fields.update(_optional_fields(self))
+        return fields
+
+    def summary(self) -> pandas.DataFrame:
+        """One-row DataFrame of the headline figures.
+
+        Columns: ``ftl``, ``preset``, ``workload`` (its ``--workload`` spec, or the trace's
+        name), ``elapsed_ns``; per operation ``{op}_count``, ``{op}_iops``, ``{op}_mb_per_s``
+        and ``{op}_latency_{mean,p50,p90,p99,p99_9,p99_99,max}_ns`` for ``read``, ``write``
+        and ``all`` (``trim`` and ``flush`` too when the run had any); ``write_amplification``
+        (``None`` where the report has ``null``); ``gc_runs``, ``gc_foreground_runs``,
+        ``gc_background_runs``, ``gc_units_moved``, ``erases``; ``utilisation_dies_mean``,
+        ``utilisation_channels_mean``, ``erase_count_max``; and when the report has them
+        ``deadline_requests``, ``deadline_misses``, ``deadline_miss_ratio``,
+        ``deadline_worst_lateness_ns`` (real-time runs), ``merges``, ``merge_pages_copied``
+        (block-mapped and log-block FTLs), ``map_cache_cmt_hit_ratio``,
+        ``map_cache_ctp_hit_ratio``, ``map_cache_translation_reads``,
+        ``map_cache_translation_writes`` (demand-paged FTLs).
+        """
+        require_pandas("Report.summary()")
+        import pandas
+
+        return pandas.DataFrame([self.summary_fields()])
+
+    def latency(self, op: str = "all") -> pandas.DataFrame:
+        """Latency distribution of one host operation (``read``, ``write``, ``trim``,
+        ``flush`` or ``all``): one row per statistic (index ``mean``, ``p50``, ``p90``,
+        ``p99``, ``p99_9``, ``p99_99``, ``max``), columns ``quantile`` (0.5 ... 1.0; NaN for
+        the mean) and ``latency_ns``. The percentiles are the report's (HDR histogram, 3
+        significant digits); all 0 when the run completed no such request.
+        """
+        require_pandas("Report.latency()")
+        import pandas
+
+        latency = self["host"][_host_op(op)]["latency_ns"]
+        frame = pandas.DataFrame(
+            {
+                "quantile": [float("nan") if q is None else q for _, q in LATENCY_STATISTICS],
+                "latency_ns": [latency[key] for key, _ in LATENCY_STATISTICS],
+            },
+            index=pandas.Index([key for key, _ in LATENCY_STATISTICS], name="statistic"),
+        )
+        return frame
+
+    def latency_histogram(self, op: str = "all") -> pandas.DataFrame:
+        """Latency histogram of one host operation (``host.{op}.latency_histogram_ns``): one
+        row per non-empty quarter-octave bucket, ascending, columns ``low_ns``, ``high_ns``
+        (inclusive bounds), ``count``, ``fraction`` (of the operation's requests) and
+        ``cumulative_fraction`` (the CDF at ``high_ns``); no rows when the run completed no
+        such request.
+        """
+        require_pandas("Report.latency_histogram()")
+        import pandas
+
+        buckets = self["host"][_host_op(op)]["latency_histogram_ns"]
+        frame = pandas.DataFrame(buckets, columns=["low_ns", "high_ns", "count"], dtype="int64")
+        total = int(frame["count"].sum())
+        frame["fraction"] = frame["count"] / total if total else 0.0
+        frame["cumulative_fraction"] = frame["count"].cumsum() / total if total else 0.0
+        return frame
+
+    def timeseries(self) -> pandas.DataFrame:
+        """The run's time series (``timeseries.intervals``), one row per interval, columns as
+        the keys of an interval (``start_ns``, ``requests``, ``read_mb_per_s``, ...).
+
+        Raises:
+            ValueError: The run recorded none (``run.timeseries_interval_ns`` was 0).
+        """
+        require_pandas("Report.timeseries()")
+        import pandas
+
+        series = self.get("timeseries")
+        if series is None:
+            raise ValueError(
+                "timeseries: this run recorded none; set run.timeseries_interval_ns (e.g. "
+                "set={'run.timeseries_interval_ns': 1_000_000}) to record one"
+            )
+        columns = [
+            "start_ns",
+            "requests",
+            "read_bytes",
+            "write_bytes",
+            "read_mb_per_s",
+            "write_mb_per_s",
+            "mean_latency_ns",
+            "max_latency_ns",
+            "deadline_misses",
+        ]
+        return pandas.DataFrame(series["intervals"], columns=columns)
+
+    def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
+        """The report as JSON text (keys sorted, as ``flashlab run --json`` writes them);
+        also written to ``path`` when given."""
+        text = json.dumps(self, indent=indent, sort_keys=True, allow_nan=False) + "\n"
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as file:
+                file.write(text)
+        return text
+
+    def _repr_html_(self) -> str:
+        """A small table of the headline figures for notebooks (no pandas needed)."""
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(key)}</th>"
+            f"<td style='text-align:right'>{html.escape(_shown(value))}</td></tr>"
+            for key, value in self.summary_fields().items()
+        )
+        title = html.escape(f"flashlab report: {self['ftl']} on {self['preset']}")
+        return f"<table><caption>{title}</caption>{rows}</table>"
+
+
+def _host_op(op: str) -> str:
+    if op not in HOST_OPS:
+        raise ValueError(f"op: {op!r} is not an operation (allowed: {', '.join(HOST_OPS)})")
+    return op
+
+
+def _op_fields(op: str, figures: Mapping[str, Any], always: bool) -> dict[str, SummaryValue]:
+    """``{op}_count``, rates and latency statistics of one operation; none for an operation
+    the run did not have unless ``always``."""
+    if not always and figures["count"] == 0:
+        return {}
+    fields: dict[str, SummaryValue] = {
+        f"{op}_count": figures["count"],
+        f"{op}_iops": figures["iops"],
+        f"{op}_mb_per_s": figures["mb_per_s"],
+    }
+    for key, _ in LATENCY_STATISTICS:
+        fields[f"{op}_latency_{key}_ns"] = figures["latency_ns"][key]
+    return fields
+
+
+def _gc_fields(report: Report) -> dict[str, SummaryValue]:
+    gc = report["gc"]
+    return {
+        "gc_runs": gc["gc_runs"],
+        "gc_foreground_runs": gc["gc_foreground_runs"],
+        "gc_background_runs": gc["gc_background_runs"],
+        "gc_units_moved": gc["gc_units_moved"],
+        "erases": report["flash"]["erases"]["total"],
+    }
+
+
+def _optional_fields(report: Report) -> dict[str, SummaryValue]:
+    """Deadline, merge and map-cache figures, for the runs whose report has them."""
+    fields: dict[str, SummaryValue] = {}
+    deadlines = report.get("deadlines")
+    if deadlines is not None:
+        fields["deadline_requests"] = deadlines["requests"]
+        fields["deadline_misses"] = deadlines["misses"]
+        fields["deadline_miss_ratio"] = deadlines["miss_ratio"]
+        fields["deadline_worst_lateness_ns"] = deadlines["worst_lateness_ns"]
+    merges = report.get("merges")
+    if merges is not None:
+        fields["merges"] = merges["total"]
+        fields["merge_pages_copied"] = merges["pages_copied"]
+    cache = report.get("map_cache")
+    if cache is not None:
+        fields["map_cache_cmt_hit_ratio"] = cache["cmt"]["hit_ratio"]
+        ctp = cache.get("ctp")
+        fields["map_cache_ctp_hit_ratio"] = None if ctp is None else ctp["hit_ratio"]
+        fields["map_cache_translation_reads"] = cache["translation_reads"]
+        fields["map_cache_translation_writes"] = cache["translation_writes"]
+    return fields
+
+
+def _shown(value: SummaryValue) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)

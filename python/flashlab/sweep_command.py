@@ -1,0 +1,139 @@
+"""``flashlab sweep GRID.toml --out DIR``: a sweep from the command line (Python package only).
+
+The console script of the Python package handles ``sweep`` itself and hands every other
+command to the native command line. GRID.toml holds the sweep of :func:`flashlab.sweep`::
+
+    seeds = [1, 2]                     # optional: every point once per seed
+    [base]                             # settings of every point
+    device = "default"
+    workload = "randwrite:bs=4k,count=2e4"
+    precondition = 0.5
+    geometry.blocks_per_plane = 16     # a dotted setting path, as --set
+    [grid]                             # setting -> values: every combination
+    ftl.name = ["pagemap", "dftl"]     # not `ftl = ...` beside other ftl.* keys (TOML)
+    ftl.over_provisioning = [0.2, 0.3, 0.4]
+
+or, instead of ``[grid]``, one ``[[points]]`` table per point. Nested tables are read as dotted
+paths (``[base.geometry]`` ``blocks_per_plane = 16`` is ``geometry.blocks_per_plane``). The
+results go to ``DIR/sweep.csv`` and ``DIR/sweep.parquet``; finished points are kept in
+``DIR/cache`` (``--cache`` elsewhere, ``--no-cache`` none), so a rerun computes only what
+changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "read_grid_file"]
+
+EXIT_BAD_INPUT = 2
+EXIT_NOT_WRITTEN = 74
+
+
+def main(argv: Sequence[str]) -> int:
+    """Runs ``flashlab sweep`` with ``argv`` (the arguments after ``sweep``); returns the exit
+    status: 0, 2 bad input or missing extra, 1 when some points failed, 74 output not
+    written."""
+    args = _parser().parse_args(list(argv))
+    try:
+        from . import sweep
+        from .report import require_pandas
+
+        require_pandas("flashlab sweep")
+        base, grid, seeds = read_grid_file(Path(args.grid))
+        executor = None if args.scheduler is None else _dask_executor(args.scheduler)
+        out = Path(args.out)
+        cache = None if args.no_cache else Path(args.cache) if args.cache else out / "cache"
+        frame = sweep(
+            base,
+            grid,
+            executor=executor,
+            cache=cache,
+            seeds=seeds,
+            max_workers=args.workers,
+            progress=not args.quiet,
+        )
+    except (ImportError, OSError, ValueError, TypeError) as e:
+        print(f"flashlab sweep: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(out / "sweep.csv", index=False)
+        frame.to_parquet(out / "sweep.parquet", index=False)
+    except (ImportError, OSError) as e:
+        print(f"flashlab sweep: error: results not written: {e}", file=sys.stderr)
+        return EXIT_NOT_WRITTEN
+    if not args.quiet:
+        print(f"flashlab sweep: wrote {out / 'sweep.csv'} and {out / 'sweep.parquet'}")
+    return 1 if frame.attrs["sweep"]["failed"] else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="flashlab sweep",
+        description="Run a grid of experiments (see GRID.toml's format in the docs) and write "
+        "the results as CSV and Parquet. Needs the analysis extra: "
+        "pip install 'flashlab[analysis]'.",
+    )
+    parser.add_argument("grid", metavar="GRID.toml", help="base settings, grid and seeds")
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory of the results")
+    parser.add_argument("--cache", metavar="DIR", help="cache of finished points (DIR/cache)")
+    parser.add_argument("--no-cache", action="store_true", help="compute every point")
+    parser.add_argument("--workers", type=int, metavar="N", help="local processes (cores)")
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tcp://host:8786)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return parser
+
+
+def read_grid_file(path: Path) -> tuple[dict[str, object], Any, list[int] | None]:
+    """``base``, ``grid`` and ``seeds`` of a GRID.toml file (see the module doc)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    with open(path, "rb") as file:
+        try:
+            document = tomllib.load(file)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"{path}: {e}") from None
+    unknown = set(document) - {"base", "grid", "points", "seeds"}
+    if unknown:
+        raise ValueError(
+            f"{path}: unknown keys {sorted(unknown)} (allowed: base, grid, points, seeds)"
+        )
+    if ("grid" in document) == ("points" in document):
+        raise ValueError(f"{path}: give either a [grid] table or [[points]] tables")
+    base = _flattened(document.get("base", {}))
+    grid: Any = (
+        _flattened(document["grid"])
+        if "grid" in document
+        else [_flattened(p) for p in document["points"]]
+    )
+    seeds = document.get("seeds")
+    return base, grid, seeds
+
+
+def _flattened(table: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
+    """A TOML table with nested tables turned into dotted keys."""
+    flat: dict[str, object] = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            flat.update(_flattened(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _dask_executor(address: str) -> Any:
+    try:
+        from distributed import Client
+    except ImportError as e:
+        raise ImportError("--scheduler needs Dask: pip install 'dask[distributed]'") from e
+    client = Client(address)  # type: ignore[no-untyped-call]  # distributed is partly typed
+    return client.get_executor()  # type: ignore[no-untyped-call]
