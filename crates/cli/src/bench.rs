@@ -291,6 +291,15 @@ fn periodic_workload(a: &BenchArgs) -> Result<Option<PeriodicRun>, SimError> {
         file: a.config.as_deref(),
         sets: &sets,
     })?;
+    if config.trace.enabled() {
+        return Err(SimError::Input {
+            location: "trace.path".into(),
+            message: format!(
+                "bench does not replay traces ({}): give a periodic workload or none (`flashlab run --trace` replays one)",
+                config.trace.path
+            ),
+        });
+    }
     let w = &config.workload;
     if w.pattern != Pattern::Periodic {
         return match &a.workload {

@@ -914,6 +914,10 @@ fn bench_runs_a_periodic_workload() {
         &flashlab(&["bench", "--workload", "randread:count=5"]),
         &["--workload", "periodic"],
     );
+    assert_bad_input(
+        &flashlab(&["bench", "--set", "trace.path=\"t.csv\""]),
+        &["trace.path", "bench does not replay traces"],
+    );
 }
 
 #[test]
