@@ -203,15 +203,7 @@ fn shortcut_sets(a: &RunArgs) -> Result<Vec<String>, SimError> {
         sets.push(format!("ftl.name={}", toml_string(ftl)));
     }
     if let Some(spec) = &a.workload {
-        let w = parse_spec(spec)?;
-        // Every checked workload fits TOML (integers below 2^63); a failure is a bug.
-        let table = toml::Table::try_from(&w).map_err(|e| SimError::Input {
-            location: format!("--workload {spec}"),
-            message: format!("cannot be written as settings: {e}"),
-        })?;
-        for (k, v) in table {
-            sets.push(format!("workload.{k}={v}"));
-        }
+        sets.extend(workload_sets(spec)?);
     }
     if let Some(path) = &a.trace {
         sets.push(format!(
@@ -247,6 +239,20 @@ fn shortcut_sets(a: &RunArgs) -> Result<Vec<String>, SimError> {
     }
     sets.extend(a.sets.iter().cloned());
     Ok(sets)
+}
+
+/// The `--set` list of a `--workload` spec: every field of the checked workload.
+pub(crate) fn workload_sets(spec: &str) -> Result<Vec<String>, SimError> {
+    let w = parse_spec(spec)?;
+    // Every checked workload fits TOML (integers below 2^63); a failure is a bug.
+    let table = toml::Table::try_from(&w).map_err(|e| SimError::Input {
+        location: format!("--workload {spec}"),
+        message: format!("cannot be written as settings: {e}"),
+    })?;
+    Ok(table
+        .into_iter()
+        .map(|(k, v)| format!("workload.{k}={v}"))
+        .collect())
 }
 
 fn toml_string(s: &str) -> String {

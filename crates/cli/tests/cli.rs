@@ -852,6 +852,74 @@ fn bench_without_block_ftl_lines() {
     assert!(!r.stderr.contains("map-cache FTLs"), "{}", r.stderr);
 }
 
+/// A periodic workload replaces the random writes of the reference lines: its open-loop jobs
+/// until its count, from `--workload` or `[[workload.tasks]]` in `--config`, with the
+/// simulated request rate; the random-write options are refused with it.
+#[test]
+fn bench_runs_a_periodic_workload() {
+    let small = [
+        "--precondition",
+        "0.2",
+        "--set",
+        "geometry.blocks_per_plane=16",
+        "--set",
+        "ftl.over_provisioning=0.25",
+        "--json",
+        "-",
+    ];
+    let dir = scratch("bench-periodic");
+    let file = dir.join("tasks.toml");
+    std::fs::write(
+        &file,
+        "[workload]\npattern = \"periodic\"\ncount = 40\n[[workload.tasks]]\nop = \"write\"\npages = 2\nperiod_ns = 1_000_000\ncount = 2\n[[workload.tasks]]\nop = \"read\"\npages = 1\nperiod_ns = 500_000\n",
+    )
+    .unwrap();
+    let spec = flashlab(
+        &[
+            &[
+                "bench",
+                "--workload",
+                "periodic:tasks=2xw2p@1ms+r1p@500us,count=40",
+            ],
+            &small[..],
+        ]
+        .concat(),
+    );
+    let toml = flashlab(&[&["bench", "--config", path_str(&file)], &small[..]].concat());
+    for r in [&spec, &toml] {
+        r.assert_success();
+        let lines: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
+        let lines = lines.as_array().expect("an array of lines");
+        assert_eq!(lines.len(), 2, "timed and functional only: {lines:?}");
+        for m in lines {
+            assert_eq!(m["requests"], 40, "{m}");
+            // 40 jobs, 4 per ms: the last released at 9.5 ms, done within 1.5 ms.
+            let simulated_s = m["simulated_s"].as_f64().unwrap();
+            assert!((0.0095..0.011).contains(&simulated_s), "{m}");
+        }
+        assert!(
+            r.stderr.contains("periodic workload of 3 tasks")
+                && r.stderr.contains("timed: 40 requests in 0.01")
+                && !r.stderr.contains("random writes")
+                && !r.stderr.contains("map-cache FTLs"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert_bad_input(
+        &flashlab(&["bench", "--workload", "periodic:tasks=w1p@1ms", "--qd", "4"]),
+        &["--qd", "periodic"],
+    );
+    assert_bad_input(
+        &flashlab(&["bench", "--workload", "randread:count=5"]),
+        &["--workload", "periodic"],
+    );
+    assert_bad_input(
+        &flashlab(&["bench", "--set", "trace.path=\"t.csv\""]),
+        &["trace.path", "bench does not replay traces"],
+    );
+}
+
 #[test]
 fn experiment_kast_writes_the_figures_csv_and_json() {
     let dir = scratch("kast-study");

@@ -414,6 +414,11 @@ impl Simulation {
             self.flash.set_program_order(self.cfg.nand.program_order);
             self.flash.restore_counters(counters);
             self.flash.report_programs(self.shadow.is_some());
+            // A timed scheduler takes over pages programmed in the functional phase.
+            for block in 0..layout.blocks() {
+                self.flash
+                    .assume_programmed(block, self.nand.block(block).write_ptr);
+            }
         }
     }
 

@@ -357,6 +357,15 @@ impl FlashScheduler {
         }
     }
 
+    /// Starts the ordering of `block` with its first `pages` pages programmed before this
+    /// scheduler existed (in a functional-only phase, e.g. preconditioning), so a read of one
+    /// of them waits for no later program of the block.
+    pub fn assume_programmed(&mut self, block: BlockId, pages: u32) {
+        if let Some(o) = self.order.get_mut(block as usize) {
+            o.started_pages = pages;
+        }
+    }
+
     /// The chip's program order (sequential by default), which decides what a read of a page
     /// must wait for.
     pub fn set_program_order(&mut self, order: ProgramOrder) {

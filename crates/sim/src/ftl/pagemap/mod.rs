@@ -13,6 +13,13 @@
 //!   units read and rewritten into the die's GC block (or copied back when the page is fully
 //!   valid and `gc_copyback` is on), then it is erased. GC copies keep the unit's original OOB
 //!   sequence number, so the newest copy of a unit is always identifiable.
+//! - **Reads during GC**: a moved unit is mapped to its GC page when the copy is issued (the
+//!   victim's erase is issued in the same step). Until that page is durable a host read of the
+//!   unit is served from controller RAM like a buffered host unit, without a flash read: it
+//!   never waits for the copy's program. (Optimistic when the GC read fetching the unit has not
+//!   completed yet; rare: at most 2 of 10,074 reads in docs/part-ftl.md's EDF run.) A victim's
+//!   copies are issued at once, so with FIFO die queues a host read of another page of that die
+//!   waits behind them (docs/part-ftl.md, "Measured").
 //! - **TRIM** unmaps whole mapping units; partial units are left as they are.
 //!
 //! Choices where papers are silent: free blocks are reused oldest-first (spreads erases);
