@@ -1,5 +1,6 @@
 //! Experiments that reproduce a paper's study end to end (many runs, one document).
 
+pub mod claims;
 pub mod fmmu;
 pub mod fmmu_study;
 pub mod kast;
