@@ -15,11 +15,13 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
     import pandas
+
+    from .plots import PlotFigure
 
 __all__ = ["HOST_OPS", "LATENCY_STATISTICS", "Report", "require_pandas"]
 
@@ -167,6 +169,36 @@ class Report(dict[str, Any]):
             "deadline_misses",
         ]
         return pandas.DataFrame(series["intervals"], columns=columns)
+
+    def plot_latency_cdf(
+        self, ops: Sequence[str] | None = None, *, path: str | os.PathLike[str] | None = None
+    ) -> PlotFigure:
+        """The latency CDF of each operation (:func:`flashlab.plots.latency_cdf`): a
+        matplotlib figure, also saved to ``path`` (``.png``, ``.svg``, ``.pdf``) when given.
+        Needs the ``plot`` extra."""
+        from .plots import latency_cdf
+
+        return latency_cdf(self, ops, path=path)
+
+    def plot_percentiles(
+        self,
+        ops: Sequence[str] | None = None,
+        statistics: Sequence[str] = ("p50", "p99", "p99_9", "max"),
+        *,
+        path: str | os.PathLike[str] | None = None,
+    ) -> PlotFigure:
+        """Latency percentiles as bars, one panel per operation
+        (:func:`flashlab.plots.percentile_bars`). Needs the ``plot`` extra."""
+        from .plots import percentile_bars
+
+        return percentile_bars(self, ops, statistics, path=path)
+
+    def plot_utilisation(self, *, path: str | os.PathLike[str] | None = None) -> PlotFigure:
+        """Busy fraction of each die and channel (:func:`flashlab.plots.utilisation_bars`).
+        Needs the ``plot`` extra."""
+        from .plots import utilisation_bars
+
+        return utilisation_bars(self, path=path)
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
         """The report as JSON text (keys sorted, as ``flashlab run --json`` writes them);
