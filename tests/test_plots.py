@@ -180,6 +180,11 @@ def test_sweep_lines_average_each_group_along_the_axis() -> None:
     low_high = bands[0].get_paths()[0].vertices[:, 1]
     assert min(low_high) == pytest.approx(1.5) and max(low_high) == pytest.approx(4.4)
     assert figure.axes[0].get_legend().get_title().get_text() == "ftl"
+    # One row per point and line: nothing to shade.
+    by_seed = plots.sweep_lines(
+        FRAME, "ftl.over_provisioning", "write_amplification", ["ftl", "seed"]
+    )
+    assert len(by_seed.axes[0].lines) == 4 and not by_seed.axes[0].collections
 
 
 def test_sweep_lines_put_names_at_even_positions_and_group_by_several_columns() -> None:
@@ -255,7 +260,9 @@ def test_the_report_methods_draw_the_same_figures(report: flashlab.Report, tmp_p
     assert (tmp_path / "w.png").read_bytes().startswith(PNG_MAGIC)
     bars = report.plot_percentiles(["read"], ["p99"]).axes[0].patches
     assert [b.get_height() for b in bars] == [report["host"]["read"]["latency_ns"]["p99"] / 1000]
-    heights = [b.get_height() for b in report.plot_utilisation().axes[0].patches]
+    utilisation = report.plot_utilisation(path=tmp_path / "u.svg")
+    assert "<svg" in (tmp_path / "u.svg").read_text(encoding="utf-8")
+    heights = [b.get_height() for b in utilisation.axes[0].patches]
     assert heights == pytest.approx(report["utilisation"]["dies"]["each"])
     assert figure._repr_png_().startswith(PNG_MAGIC)  # shows itself in a notebook
 
