@@ -180,6 +180,7 @@ def test_sweep_lines_average_each_group_along_the_axis() -> None:
     low_high = bands[0].get_paths()[0].vertices[:, 1]
     assert min(low_high) == pytest.approx(1.5) and max(low_high) == pytest.approx(4.4)
     assert figure.axes[0].get_legend().get_title().get_text() == "ftl"
+    assert list(figure.axes[0].get_xticks()) == [0.1, 0.2, 0.3]  # a tick at each grid value
     # One row per point and line: nothing to shade.
     by_seed = plots.sweep_lines(
         FRAME, "ftl.over_provisioning", "write_amplification", ["ftl", "seed"]
@@ -235,6 +236,8 @@ def test_write_amplification_against_over_provisioning_of_a_real_sweep() -> None
     assert list(line.get_xdata()) == [0.15, 0.3]
     assert list(line.get_ydata()) == pytest.approx(list(expected.sort_index()))
     assert expected[0.15] > expected[0.3] > 1.0
+    percent = figure.axes[0].xaxis.get_major_formatter()
+    assert [percent(x, 0) for x in (0.15, 0.3)] == ["15%", "30%"]
     with pytest.raises(ValueError, match="sweep a grid over 'ftl.over_provisioning'"):
         plots.write_amplification_vs_over_provisioning(frame.drop(columns="ftl.over_provisioning"))
 

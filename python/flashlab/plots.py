@@ -27,7 +27,7 @@ try:
     from matplotlib.axes import Axes
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator, PercentFormatter
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 except ImportError as e:  # pragma: no cover - exercised by a test that hides matplotlib
     raise ImportError(
         f"flashlab.plots needs matplotlib and pandas, flashlab's optional 'plot' extra: "
@@ -50,6 +50,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 _SAVE_FORMATS = ("png", "svg", "pdf")
 _NS_PER_US = 1000.0
+#: A numeric x axis with at most this many values gets a tick at each.
+_MAX_GRID_TICKS = 12
 _STATISTIC_NAMES = tuple(key for key, _ in LATENCY_STATISTICS)
 
 
@@ -245,6 +247,8 @@ def sweep_lines(
             )
     if tick_labels is not None:
         axes.set_xticks(range(len(tick_labels)), tick_labels)
+    elif len(positions) <= _MAX_GRID_TICKS:  # a grid axis: a tick at each of its values
+        axes.set_xticks(sorted(positions.values()))
     axes.set_xlabel(xlabel if xlabel is not None else x)
     axes.set_ylabel(ylabel if ylabel is not None else y)
     axes.grid(True, alpha=0.3)
@@ -286,7 +290,7 @@ def write_amplification_vs_over_provisioning(
         xlabel="over-provisioning",
         ylabel="write amplification",
     )
-    figure.axes[0].xaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
+    figure.axes[0].xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{100 * x:g}%"))
     return _finish(figure, path)
 
 
