@@ -237,7 +237,7 @@ def test_write_amplification_against_over_provisioning_of_a_real_sweep() -> None
     assert list(line.get_ydata()) == pytest.approx(list(expected.sort_index()))
     assert expected[0.15] > expected[0.3] > 1.0
     percent = figure.axes[0].xaxis.get_major_formatter()
-    assert [percent(x, 0) for x in (0.15, 0.3)] == ["15%", "30%"]
+    assert [percent(x, 0) for x in (0.15, 0.3, 0.125)] == ["15%", "30%", "12.5%"]
     with pytest.raises(ValueError, match="sweep a grid over 'ftl.over_provisioning'"):
         plots.write_amplification_vs_over_provisioning(frame.drop(columns="ftl.over_provisioning"))
 

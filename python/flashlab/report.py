@@ -7,7 +7,8 @@ operation's latency percentiles and histogram (:meth:`Report.latency`,
 :meth:`Report.latency_histogram`) and the time series
 (:meth:`Report.timeseries`) into pandas DataFrames. pandas is the optional ``analysis`` extra
 (``pip install 'flashlab[analysis]'``): it is imported only by the methods that return a
-DataFrame, which raise an :class:`ImportError` naming the extra when it is missing.
+DataFrame, which raise an :class:`ImportError` naming the extra when it is missing. The
+``plot_*`` methods draw the report with :mod:`flashlab.plots` (the ``plot`` extra, matplotlib).
 """
 
 from __future__ import annotations
