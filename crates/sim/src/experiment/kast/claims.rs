@@ -492,9 +492,12 @@ mod tests {
 
     const KS: [u32; 6] = [1, 2, 4, 8, 16, 32];
 
-    /// docs/kast.md's `web` table: merges, max associativity, worst blocking (ms), I/O (s).
+    /// An FTL's row of docs/kast.md's `web` table: merges, max associativity, worst blocking
+    /// (ms), total I/O time (s), per K.
+    type Row = (&'static str, [u64; 6], [u32; 6], [f64; 6], [f64; 6]);
+
     fn documented() -> Vec<KastPoint> {
-        let rows: [(&str, [u64; 6], [u32; 6], [f64; 6], [f64; 6]); 4] = [
+        let rows: [Row; 4] = [
             ("bast", [1161; 6], [1; 6], [25.0; 6], [34.85; 6]),
             ("fast", [1496; 6], [59; 6], [1356.3; 6], [80.45; 6]),
             (

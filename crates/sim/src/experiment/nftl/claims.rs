@@ -461,22 +461,45 @@ fn ram(study: &NftlStudy) -> PaperClaim {
         );
         return PaperClaim::new(s, c, p, ours, Verdict::Differs, why);
     }
-    holds(
-        s,
-        c,
-        p,
-        ours,
-        bytes == [26_112, 17_408],
-        "docs/nftl.md, \"RAM of the mapping structures\"",
-    )
+    let verdict = ram_verdict(&bytes);
+    let why = match verdict {
+        Verdict::Reproduced => String::new(),
+        Verdict::ShapeOnly => "the study's lookup table covers its virtual blocks, 97% of the \
+                               flash (3% spare blocks); for the whole 34 MB the formula gives \
+                               the paper's sizes (docs/nftl.md, \"RAM of the mapping \
+                               structures\", tested)"
+            .into(),
+        Verdict::Differs => "docs/nftl.md, \"RAM of the mapping structures\"".into(),
+    };
+    PaperClaim::new(s, c, p, ours, verdict, why)
 }
 
+/// The paper's 26,112 and 17,408 bytes exactly: reproduced; each at most 5% below (the table
+/// covers the virtual blocks, not the spare ones): shape only; differs otherwise.
+pub fn ram_verdict(bytes: &[u64]) -> Verdict {
+    let paper = [26_112u64, 17_408];
+    if bytes == paper {
+        Verdict::Reproduced
+    } else if bytes.len() == 2
+        && bytes
+            .iter()
+            .zip(paper)
+            .all(|(&b, p)| b <= p && b as f64 >= 0.95 * p as f64)
+    {
+        Verdict::ShapeOnly
+    } else {
+        Verdict::Differs
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// docs/nftl.md's Table 5 (2 MiB): folds, GC, NFTL write/read us, lookup and cache gains.
-    const TABLE5: [(&str, &str, u32, u64, f64, f64, f64, f64, f64, f64); 8] = [
+    /// A row of docs/nftl.md's Table 5 (2 MiB): device, trace, block KiB, GC runs, NFTL
+    /// write and read us, lookup write and read gain, cache write and read gain (%).
+    type Row = (&'static str, &'static str, u32, u64, f64, f64, f64, f64, f64, f64);
+
+    const TABLE5: [Row; 8] = [
         (
             "nftl-samsung",
             "combo",
@@ -725,6 +748,9 @@ mod tests {
         assert_eq!(range_verdict(&[10.0, 12.0], 2.16, 7.31), Verdict::ShapeOnly);
         assert_eq!(range_verdict(&[10.0, -1.0], 2.16, 7.31), Verdict::Differs);
         assert_eq!(range_verdict(&[], 2.16, 7.31), Verdict::Differs);
+        assert_eq!(ram_verdict(&[26_112, 17_408]), Verdict::Reproduced);
+        assert_eq!(ram_verdict(&[25_332, 16_888]), Verdict::ShapeOnly);
+        assert_eq!(ram_verdict(&[750, 496]), Verdict::Differs);
         assert!(diminishing(&[60.0, 58.0, 57.0, 56.5]));
         assert!(!diminishing(&[60.0, 59.5, 59.0, 50.0]));
     }
