@@ -497,7 +497,18 @@ mod tests {
 
     /// A row of docs/nftl.md's Table 5 (2 MiB): device, trace, block KiB, GC runs, NFTL
     /// write and read us, lookup write and read gain, cache write and read gain (%).
-    type Row = (&'static str, &'static str, u32, u64, f64, f64, f64, f64, f64, f64);
+    type Row = (
+        &'static str,
+        &'static str,
+        u32,
+        u64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+    );
 
     const TABLE5: [Row; 8] = [
         (
