@@ -420,7 +420,7 @@ fn nftl(a: &NftlArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
-    let table = study.tables() + "\n" + &claims_table(&study.claims);
+    let table = study.tables() + &claims_table(&study.claims);
     print!("{table}");
     let json = serde_json::to_value(&study).expect("study serializes");
     write_results(
