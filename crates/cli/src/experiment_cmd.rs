@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use flashlab_sim::experiment::claims::PaperClaim;
 use flashlab_sim::experiment::mt_ftl::{Study, StudyMode, StudyOptions};
 use flashlab_sim::experiment::part_schedulability::{
     Curve, ReadShare, SchedulabilityStudy, SCHEMES,
@@ -364,8 +365,10 @@ fn fmmu(a: &FmmuArgs) -> i32 {
     if !points.is_empty() {
         text.push_str(&table(&points));
     }
+    let claims = flashlab_sim::experiment::fmmu_study::claims(&study, &points);
+    text.push_str(&claims_table(&claims));
     print!("{text}");
-    let json = serde_json::json!({ "study": study, "points": points });
+    let json = serde_json::json!({ "study": study, "points": points, "claims": claims });
     write_results(
         &a.out,
         results,
@@ -392,9 +395,10 @@ fn kast(a: &KastArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let text = table(&points);
+    let claims = flashlab_sim::experiment::kast::claims(&study, &points);
+    let text = table(&points) + &claims_table(&claims);
     print!("{text}");
-    let json = serde_json::json!({ "study": study, "points": points });
+    let json = serde_json::json!({ "study": study, "points": points, "claims": claims });
     write_results(
         &a.out,
         results,
@@ -416,7 +420,7 @@ fn nftl(a: &NftlArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
-    let table = study.tables();
+    let table = study.tables() + &claims_table(&study.claims);
     print!("{table}");
     let json = serde_json::to_value(&study).expect("study serializes");
     write_results(
@@ -698,6 +702,27 @@ fn render_table(study: &Study) -> String {
                 best.tasks,
                 best.queue_depth
             ));
+        }
+    }
+    out.push_str(&claims_table(&study.claims));
+    out
+}
+
+/// The paper's claims as text: verdict, source, claim, the paper's value and ours, and why
+/// when not reproduced (the verdicts are computed from the study's results).
+fn claims_table(claims: &[PaperClaim]) -> String {
+    let mut out = String::from("\nclaims (verdicts computed from these results)\n");
+    for c in claims {
+        out.push_str(&format!(
+            "{:<11} {}: {} | paper: {} | ours: {}\n",
+            c.verdict.label(),
+            c.source,
+            c.claim,
+            c.paper,
+            c.ours
+        ));
+        if !c.why.is_empty() {
+            out.push_str(&format!("{:<11} why: {}\n", "", c.why));
         }
     }
     out

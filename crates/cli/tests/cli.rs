@@ -920,6 +920,29 @@ fn bench_runs_a_periodic_workload() {
     );
 }
 
+/// The study's computed claims: in results.json with these sources, in order, each with a
+/// verdict and a reason when not reproduced, and printed in the table.
+fn assert_claims(json: &serde_json::Value, stdout: &str, sources: &[&str]) {
+    let claims = json["claims"].as_array().expect("results.json has claims");
+    let got: Vec<&str> = claims
+        .iter()
+        .map(|c| c["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, sources, "{claims:#?}");
+    for c in claims {
+        let verdict = c["verdict"].as_str().unwrap();
+        assert!(
+            ["reproduced", "shape_only", "differs"].contains(&verdict),
+            "{c}"
+        );
+        assert!(
+            verdict == "reproduced" || !c["why"].as_str().unwrap().is_empty(),
+            "{c}"
+        );
+    }
+    assert!(stdout.contains("claims (verdicts computed"), "{stdout}");
+}
+
 #[test]
 fn experiment_kast_writes_the_figures_csv_and_json() {
     let dir = scratch("kast-study");
@@ -947,6 +970,14 @@ fn experiment_kast_writes_the_figures_csv_and_json() {
     assert_eq!(points.len(), 8, "4 FTLs x 2 values of K");
     assert_eq!(json["study"]["ks"], serde_json::json!([2, 4]));
     assert!(points.iter().all(|p| p["workload"] == "web"));
+    let fig = |n: usize, f: &'static str| std::iter::repeat_n(f, n);
+    let sources: Vec<&str> = fig(6, "Fig. 6")
+        .chain(fig(2, "Fig. 7"))
+        .chain(fig(1, "Fig. 7 text"))
+        .chain(fig(2, "Fig. 8"))
+        .chain(fig(4, "Fig. 9"))
+        .collect();
+    assert_claims(&json, &out.stdout, &sources);
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 9, "{csv}");
     let table = std::fs::read_to_string(dir.join("table.txt")).unwrap();
@@ -995,6 +1026,15 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
     ]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let json = read_json(&dir.join("results.json"));
+    let fig = |n: usize, f: &'static str| std::iter::repeat_n(f, n);
+    let sources: Vec<&str> = fig(2, "Fig. 11")
+        .chain(fig(2, "Fig. 12"))
+        .chain(fig(4, "Fig. 11"))
+        .chain(fig(5, "Fig. 12"))
+        .chain(fig(2, "Fig. 13"))
+        .chain(fig(2, "Fig. 14"))
+        .collect();
+    assert_claims(&json, &out.stdout, &sources);
     let points = json["points"].as_array().unwrap();
     assert_eq!(
         points.len(),
@@ -1070,6 +1110,28 @@ fn experiment_nftl_writes_the_papers_tables_csv_and_json() {
     }
     let json = read_json(&dir.join("results.json"));
     assert_eq!(json["runs"].as_array().map(Vec::len), Some(48));
+    let sources = [
+        "Table 4",
+        "Table 4",
+        "Table 5",
+        "Table 5",
+        "Table 5",
+        "Table 5",
+        "Table 5 (3)",
+        "Table 5 (2)",
+        "Table 5 (1)",
+        "Table 5 (4)",
+        "Table 5 (4)",
+        "Table 5 (4)",
+        "Table 5",
+        "Table 6",
+        "Table 6",
+        "Figure 5",
+        "section 5",
+    ];
+    assert_claims(&json, &out.stdout, &sources);
+    // 1 MiB is not the paper's 34 MB: its RAM sizes are not claimed as reproduced.
+    assert_eq!(json["claims"][16]["verdict"], "differs");
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 49);
     assert!(csv
@@ -1130,6 +1192,21 @@ fn experiment_mt_ftl_writes_table_csv_json_and_plots_in_each_mode() {
         assert_eq!(json["options"]["mode"], mode);
         assert_eq!(json["options"]["rate_iops"], 100.0);
         assert_eq!(json["points"].as_array().map(Vec::len), Some(4));
+        let sources = [
+            "Fig. 4",
+            "Figs. 3-4",
+            "Fig. 3",
+            "Fig. 3",
+            "Fig. 3",
+            "Fig. 3",
+            "Fig. 4",
+            "Conclusion",
+        ];
+        assert_claims(&json, &out.stdout, &sources);
+        // No depth 4 and no SSD at these sizes: not measured, so not reproduced.
+        for i in [3, 7] {
+            assert_eq!(json["claims"][i]["ours"], "not measured", "{mode}");
+        }
         let waited = json["points"][2]["host_wait_mean_ns"].as_f64().unwrap();
         assert_eq!(waited > 0.0, mode == "bounded-open", "{mode}: {waited}");
         let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();

@@ -20,6 +20,9 @@ use crate::config::ExperimentConfig;
 use crate::workload::parse_spec;
 use crate::SimError;
 
+pub mod claims;
+pub use claims::claims;
+
 /// How a scheme's 1,088 KiB of map-cache RAM is split (fmmu.txt 5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

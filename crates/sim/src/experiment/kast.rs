@@ -16,6 +16,9 @@ use crate::config::ExperimentConfig;
 use crate::workload::parse_spec;
 use crate::SimError;
 
+pub mod claims;
+pub use claims::claims;
+
 /// The traces' stand-ins: (name, workload spec without count). `hotcold` (uniformly random
 /// 2-8 KiB requests, 90% of them on 1% of the space) was the web stand-in before the `web`
 /// model; it is kept as the purely random workload to compare with (not run by default).

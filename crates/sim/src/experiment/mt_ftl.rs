@@ -15,8 +15,11 @@
 use serde::Serialize;
 
 use crate::config::{ConfigError, ExperimentConfig};
+use crate::experiment::claims::PaperClaim;
 use crate::workload::{parse_spec, Pacing};
 use crate::SimError;
+
+pub mod claims;
 
 /// The default workload: the `desktop` model of the paper's Windows 7 trace (installing
 /// programs, browsing, editing; 1.32x more bytes written than read, Table 2), laid out over
@@ -183,6 +186,8 @@ pub struct Study {
     pub options: StudyOptions,
     pub points: Vec<Point>,
     pub gains: Vec<Gain>,
+    /// The paper's claims about Figs. 3-4 and its conclusion against these results.
+    pub claims: Vec<PaperClaim>,
 }
 
 /// One run to do.
@@ -254,12 +259,15 @@ impl StudyOptions {
         }
         progress(cases.len(), cases.len(), "done");
         let gains = gains(&points);
-        Ok(Study {
+        let mut study = Study {
             schema: STUDY_SCHEMA,
             options: self.clone(),
             points,
             gains,
-        })
+            claims: Vec::new(),
+        };
+        study.claims = claims::claims(&study);
+        Ok(study)
     }
 
     fn config(&self, case: &Case) -> Result<ExperimentConfig, SimError> {

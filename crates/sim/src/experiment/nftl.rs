@@ -10,11 +10,14 @@
 use serde::Serialize;
 
 use crate::config::ExperimentConfig;
+use crate::experiment::claims::PaperClaim;
 use crate::ftl::nftl::{lookup_table_bytes, Sizing, PAGE_CACHE_ENTRY_BYTES};
 use crate::host::Request;
 use crate::stats::{build_report, Report};
 use crate::workload::fsbench::{generate, FsTrace};
 use crate::{SimError, Simulation};
+
+pub mod claims;
 
 /// The study's size: the flash (the paper: 34 MB) and the seed of the streams.
 #[derive(Debug, Clone)]
@@ -61,6 +64,8 @@ pub struct NftlRun {
 pub struct NftlStudy {
     pub flash_bytes: u64,
     pub runs: Vec<NftlRun>,
+    /// The paper's claims about Tables 4-6, Figure 5 and its RAM sizes against these runs.
+    pub claims: Vec<PaperClaim>,
 }
 
 /// The report's time per sector (`host.{read,write}.latency_per_sector_ns`), in microseconds.
@@ -145,10 +150,13 @@ pub fn run_study(study: &NftlStudyConfig) -> Result<NftlStudy, SimError> {
             }
         }
     }
-    Ok(NftlStudy {
+    let mut result = NftlStudy {
         flash_bytes: study.flash_bytes,
         runs,
-    })
+        claims: Vec::new(),
+    };
+    result.claims = claims::claims(&result);
+    Ok(result)
 }
 
 fn row(
