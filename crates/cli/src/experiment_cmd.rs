@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use flashlab_sim::experiment::claims::claims_text;
 use flashlab_sim::experiment::mt_ftl::{Study, StudyMode, StudyOptions};
 use flashlab_sim::experiment::part_schedulability::{
     Curve, ReadShare, SchedulabilityStudy, SCHEMES,
@@ -269,8 +270,22 @@ fn part_schedulability(a: &PartSchedulabilityArgs) -> i32 {
             return code;
         }
     }
+    let json = serde_json::json!({ "study": study, "results": results, "claims": results.claims });
+    let output = match Output::create(&dir.join("results.json")) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_IO;
+        }
+    };
+    let code = write_json(output, &json);
+    if code != 0 {
+        return code;
+    }
+    print!("claims\n{}", claims_text(&results.claims));
     eprintln!(
-        "wrote {}/{{acceptance, weighted_read_size, weighted_write_size}}.{{csv, svg}}",
+        "wrote {}/{{acceptance, weighted_read_size, weighted_write_size}}.{{csv, svg}} and \
+         results.json",
         dir.display()
     );
     0
