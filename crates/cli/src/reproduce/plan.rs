@@ -83,7 +83,7 @@ pub const PAPERS: [Paper; 5] = [
                     workload of `flashlab experiment mt-ftl`. Quick: 2,000 requests per run, \
                     queue depths 1-64, a 512-block-per-plane board, cosmos only, 4 and 16 \
                     tasks. Full: 20,000 requests, queue depths 1-256, the 4 GB board.",
-            quick_s: 25,
+            quick_s: 21,
             deviations: &[section!("mt-ftl.md", "Results and deviations")],
         }],
     },
@@ -121,7 +121,7 @@ pub const PAPERS: [Paper; 5] = [
             setup: "BAST, FAST, SAST and KAST over K with 32 log blocks on kast-slc (Figs. 6-9), \
                     under the web-browser-cache and desktop stand-ins of the paper's traces. \
                     Quick: 5,000 requests per run, K = 1, 4, 16; full: 20,000 requests, K = 1-32.",
-            quick_s: 55,
+            quick_s: 50,
             deviations: &[
                 section!(
                     "kast.md",
@@ -146,7 +146,7 @@ pub const PAPERS: [Paper; 5] = [
                     paper's MSR and WebSearch traces are not public), 4 KiB random reads from \
                     1x1 to 32x8. Quick: the study's --quick (32 pages per block, a few thousand \
                     requests, three scaling points); full: the study's default sizes.",
-            quick_s: 110,
+            quick_s: 40,
             deviations: &[
                 section!("fmmu.md", "Set-up"),
                 section!(
@@ -168,7 +168,7 @@ pub const PAPERS: [Paper; 5] = [
                         random sets of 10 periodic tasks under PaRT-FTL (eqs. 6-7, lambda 0.518), \
                         RTGC and WAO-GC at 100/75/50% GC likelihood; plus the closed forms of \
                         eqs. 9-16. Quick: 100 task sets per point; full: the paper's 500.",
-                quick_s: 2,
+                quick_s: 1,
                 deviations: &[section!("realtime-analysis.md", "Claims")],
             },
             StudyPlan {
