@@ -270,7 +270,9 @@ fn part_schedulability(a: &PartSchedulabilityArgs) -> i32 {
             return code;
         }
     }
-    let json = serde_json::json!({ "study": study, "results": results, "claims": results.claims });
+    // The curves and claims at the top level, beside the study's settings.
+    let mut json = serde_json::to_value(&results).expect("results serialize");
+    json["study"] = serde_json::to_value(&study).expect("study serializes");
     let output = match Output::create(&dir.join("results.json")) {
         Ok(o) => o,
         Err(e) => {
