@@ -83,7 +83,7 @@ pub const PAPERS: [Paper; 5] = [
                     workload of `flashlab experiment mt-ftl`. Quick: 2,000 requests per run, \
                     queue depths 1-64, a 512-block-per-plane board, cosmos only, 4 and 16 \
                     tasks. Full: 20,000 requests, queue depths 1-256, the 4 GB board.",
-            quick_s: 21,
+            quick_s: 15,
             deviations: &[section!("mt-ftl.md", "Results and deviations")],
         }],
     },
@@ -99,7 +99,7 @@ pub const PAPERS: [Paper; 5] = [
                     RAM (Tables 4-6) on nftl-samsung and nftl-toshiba, 8 and 16 KiB blocks, \
                     under the file-system-benchmark stand-in at 94% and 23% utilisation, on the \
                     paper's 34 MiB of flash (quick and full alike).",
-            quick_s: 8,
+            quick_s: 9,
             deviations: &[
                 section!(
                     "nftl.md",
@@ -147,7 +147,7 @@ pub const PAPERS: [Paper; 5] = [
                     paper's MSR and WebSearch traces are not public), 4 KiB random reads from \
                     1x1 to 32x8. Quick: the study's --quick (32 pages per block, a few thousand \
                     requests, three scaling points); full: the study's default sizes.",
-            quick_s: 40,
+            quick_s: 35,
             deviations: &[
                 section!("fmmu.md", "Set-up"),
                 section!(
@@ -182,7 +182,7 @@ pub const PAPERS: [Paper; 5] = [
                         a fresh device; the board set-up adds the firmware's time per page. \
                         Quick: 64 blocks per plane, Fig. 16 over 40 s; full: the 128 GiB DIMM, \
                         Fig. 16 over 2,500 s.",
-                quick_s: 5,
+                quick_s: 3,
                 deviations: &[
                     section!("part-cosmos.md", "Set-up"),
                     section!("part-cosmos.md", "Claims"),
