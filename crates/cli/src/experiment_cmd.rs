@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use flashlab_sim::experiment::claims::PaperClaim;
+use flashlab_sim::experiment::claims::{claims_text, PaperClaim};
 use flashlab_sim::experiment::mt_ftl::{Study, StudyMode, StudyOptions};
 use flashlab_sim::experiment::part_schedulability::{
     Curve, ReadShare, SchedulabilityStudy, SCHEMES,
@@ -270,8 +270,24 @@ fn part_schedulability(a: &PartSchedulabilityArgs) -> i32 {
             return code;
         }
     }
+    // The curves and claims at the top level, beside the study's settings.
+    let mut json = serde_json::to_value(&results).expect("results serialize");
+    json["study"] = serde_json::to_value(&study).expect("study serializes");
+    let output = match Output::create(&dir.join("results.json")) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_IO;
+        }
+    };
+    let code = write_json(output, &json);
+    if code != 0 {
+        return code;
+    }
+    print!("claims\n{}", claims_text(&results.claims));
     eprintln!(
-        "wrote {}/{{acceptance, weighted_read_size, weighted_write_size}}.{{csv, svg}}",
+        "wrote {}/{{acceptance, weighted_read_size, weighted_write_size}}.{{csv, svg}} and \
+         results.json",
         dir.display()
     );
     0
@@ -711,21 +727,10 @@ fn render_table(study: &Study) -> String {
 /// The paper's claims as text: verdict, source, claim, the paper's value and ours, and why
 /// when not reproduced (the verdicts are computed from the study's results).
 fn claims_table(claims: &[PaperClaim]) -> String {
-    let mut out = String::from("\nclaims (verdicts computed from these results)\n");
-    for c in claims {
-        out.push_str(&format!(
-            "{:<11} {}: {} | paper: {} | ours: {}\n",
-            c.verdict.label(),
-            c.source,
-            c.claim,
-            c.paper,
-            c.ours
-        ));
-        if !c.why.is_empty() {
-            out.push_str(&format!("{:<11} why: {}\n", "", c.why));
-        }
-    }
-    out
+    format!(
+        "\nclaims (verdicts computed from these results)\n{}",
+        claims_text(claims)
+    )
 }
 
 #[derive(Clone, Copy)]

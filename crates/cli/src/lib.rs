@@ -8,6 +8,7 @@ mod bench;
 mod experiment_cmd;
 mod help;
 mod output;
+mod reproduce;
 mod trace_cmd;
 
 use std::io::IsTerminal;
@@ -65,6 +66,9 @@ enum Command {
     /// Reproduce a paper's study (many runs; table, CSV, JSON and plots)
     #[command(subcommand)]
     Experiment(experiment_cmd::ExperimentCommand),
+    /// Run every study of the chosen papers and write one self-contained HTML report of
+    /// set-ups, plots, claims with verdicts and deviations (docs/reproduce.md)
+    Reproduce(reproduce::ReproduceArgs),
     /// Run a grid of experiments into CSV and Parquet: a command of the Python package's
     /// `flashlab` (pip install '.[analysis]'; docs/python.md), not of this binary
     Sweep {
@@ -157,6 +161,7 @@ pub fn run(args: Vec<String>) -> i32 {
         Command::Bench(args) => bench::bench_command(&args),
         Command::Trace(command) => trace_cmd::trace_command(&command),
         Command::Experiment(command) => experiment_cmd::experiment_command(&command),
+        Command::Reproduce(args) => reproduce::reproduce_command(&args),
         Command::Sweep { .. } => {
             // The Python console script handles `sweep` before it reaches this code.
             eprintln!(

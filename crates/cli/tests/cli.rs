@@ -1310,6 +1310,16 @@ fn experiment_part_schedulability_writes_three_csv_tables_and_plots() {
     }
     let acceptance = std::fs::read_to_string(dir.join("acceptance.csv")).unwrap();
     assert!(acceptance.contains("\n0.05,1.0000,1.0000,"), "{acceptance}");
+    // results.json carries the claims in the shared shape (flashlab reproduce reads them).
+    let json = read_json(&dir.join("results.json"));
+    let claims = at(&json, "claims").as_array().unwrap();
+    assert_eq!(claims.len(), 10, "{claims:?}");
+    for c in claims {
+        for key in ["source", "claim", "paper", "ours", "verdict", "why"] {
+            assert!(c.get(key).is_some(), "{key}: {c}");
+        }
+    }
+    assert!(out.stdout.starts_with("claims\n"), "{}", out.stdout);
     // Without --out the same tables go to standard output, the same for the same seed.
     let stdout = flashlab(&[
         "experiment",

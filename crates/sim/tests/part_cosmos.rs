@@ -2,9 +2,15 @@
 //! `part-ftl` and `wao-gc`, Fig. 16, and the paper's claims (experiment/part_cosmos.rs,
 //! docs/part-cosmos.md).
 
+use flashlab_sim::experiment::claims::Verdict;
 use flashlab_sim::experiment::part_cosmos::{
     absurdities, table, PartCosmosResults, PartCosmosStudy,
 };
+
+/// The verdict of the claim starting with `start`.
+fn verdict(r: &PartCosmosResults, start: &str) -> Verdict {
+    claim(r, start).verdict
+}
 
 fn results() -> PartCosmosResults {
     PartCosmosStudy::default()
@@ -15,7 +21,7 @@ fn results() -> PartCosmosResults {
 fn claim<'a>(
     r: &'a PartCosmosResults,
     start: &str,
-) -> &'a flashlab_sim::experiment::part_cosmos::Claim {
+) -> &'a flashlab_sim::experiment::claims::PaperClaim {
     r.claims
         .iter()
         .find(|c| c.claim.starts_with(start))
@@ -46,17 +52,33 @@ fn table_iii_and_fig16_reproduce_the_papers_directions() {
         assert_eq!(run.tasks.len(), 8);
     }
     // PaRT-FTL misses no deadline; its reads never go to the write set.
-    assert!(claim(&r, "PaRT-FTL misses no deadline").holds, "{text}");
-    assert!(claim(&r, "PaRT-FTL page reads bounded").holds, "{text}");
+    assert_eq!(
+        verdict(&r, "PaRT-FTL misses no deadline"),
+        Verdict::Reproduced,
+        "{text}"
+    );
+    assert_eq!(
+        verdict(&r, "PaRT-FTL page reads bounded"),
+        Verdict::Reproduced,
+        "{text}"
+    );
     // VI.C's reason for Fig. 15: the writers (programs, erases, GC) add less to PaRT-FTL's
     // worst read than to WAO-GC's (over the same readers alone).
-    assert!(claim(&r, "Reads are not blocked").holds, "{text}");
+    assert_eq!(
+        verdict(&r, "Reads are not blocked"),
+        Verdict::Reproduced,
+        "{text}"
+    );
     assert_eq!(r.readers_alone.len(), 2);
     for alone in &r.readers_alone {
         assert_eq!(alone.deadline_requests, 4 * 667, "{}", alone.ftl);
     }
     // Fig. 15: PaRT-FTL's max write latency below WAO-GC's (buffered vs programmed).
-    assert!(claim(&r, "max write latency").holds, "{text}");
+    assert_eq!(
+        verdict(&r, "max write latency"),
+        Verdict::ShapeOnly,
+        "{text}"
+    );
     assert!(part.write.max_ns * 10 < wao.write.max_ns, "{text}");
     // Until on flash it is the other way round: acknowledged pages wait through the parity
     // turn (docs/part-cosmos.md, "What a write latency means"), and the table says so.
@@ -67,7 +89,7 @@ fn table_iii_and_fig16_reproduce_the_papers_directions() {
         "{text}"
     );
     // Fig. 16: the bandwidth falls once GC starts.
-    assert!(claim(&r, "Fig. 16").holds, "{text}");
+    assert_eq!(verdict(&r, "Fig. 16"), Verdict::ShapeOnly, "{text}");
 }
 
 #[test]
@@ -92,9 +114,12 @@ fn the_admission_line_and_the_claims_not_reproduced_are_as_documented() {
     // for at most a program and one partial step on its die.
     let wao = &r.runs[1];
     assert_eq!(wao.read_deadline_misses, 0, "{}", table(&r));
-    assert!(!claim(&r, "WAO-GC misses some read deadlines").holds);
+    assert_eq!(
+        verdict(&r, "WAO-GC misses some read deadlines"),
+        Verdict::Differs
+    );
     // Fig. 15's read claim: equal maxima (bus queueing of the 12 pages released together).
-    assert!(!claim(&r, "max read latency").holds);
+    assert_eq!(verdict(&r, "max read latency"), Verdict::Differs);
     // With partial steps that hold the whole device (one firmware request loop), WAO-GC
     // misses read deadlines and both of Fig. 15's ratios fall far below 1 (far below the
     // paper's 35% and 20% too: the serialised steps saturate the device).
@@ -105,8 +130,14 @@ fn the_admission_line_and_the_claims_not_reproduced_are_as_documented() {
         "{}",
         table(&r)
     );
-    assert!(claim(&r, "Device-wide steps: WAO-GC misses").holds);
-    assert!(claim(&r, "Device-wide steps: max read").holds);
+    assert_eq!(
+        verdict(&r, "Device-wide steps: WAO-GC misses"),
+        Verdict::ShapeOnly
+    );
+    assert_eq!(
+        verdict(&r, "Device-wide steps: max read"),
+        Verdict::ShapeOnly
+    );
     assert!(r.runs[0].read.max_ns * 10 < device.read.max_ns);
     // RTGC's test refuses Table III (its reads alone charge 4 x 3 x 1.23 / 15 = 0.984: a read
     // of r pages costs r t_r, eq. 18), yet the run misses no deadline: the collectors (one job
@@ -176,16 +207,18 @@ fn the_board_set_up_reproduces_fig13b_and_the_read_ratio_not_the_write_ratio() {
     // firmware time: 567 of 2668 read jobs miss (readers 5-7 every job released after a
     // writer burst, 167 each; reader 4, first in the buffer, 66), worst read 19.0 ms.
     // PaRT-FTL misses none at any reader phase.
-    assert!(
-        claim(&r, "Board: WAO-GC misses some read deadlines").holds,
+    assert_eq!(
+        verdict(&r, "Board: WAO-GC misses some read deadlines"),
+        Verdict::Reproduced,
         "{text}"
     );
     assert!(
         (400..800).contains(&wao.read_deadline_misses) && wao.read.max_ns > 15_000_000,
         "{text}"
     );
-    assert!(
-        claim(&r, "Board: PaRT-FTL misses no deadline").holds,
+    assert_eq!(
+        verdict(&r, "Board: PaRT-FTL misses no deadline"),
+        Verdict::Reproduced,
         "{text}"
     );
     assert_eq!(part.deadline_misses, 0, "{text}");
@@ -200,13 +233,21 @@ fn the_board_set_up_reproduces_fig13b_and_the_read_ratio_not_the_write_ratio() {
     // Fig. 15's read ratio: 30.7% (paper 35%).
     let read_ratio = part.page_read.max_ns as f64 / wao.page_read.max_ns as f64;
     assert!((0.25..0.40).contains(&read_ratio), "{read_ratio} {text}");
-    assert!(claim(&r, "Board: max page read latency").holds, "{text}");
+    assert_eq!(
+        verdict(&r, "Board: max page read latency"),
+        Verdict::Reproduced,
+        "{text}"
+    );
     // Not reproduced (documented): the write ratio (135%: PaRT-FTL's write pages pay the
     // same firmware time, after its reads) and Fig. 16's drop (the firmware, not the dies,
     // sets the pace before and after GC starts).
-    assert!(!claim(&r, "Board: max page write latency").holds, "{text}");
+    assert_eq!(
+        verdict(&r, "Board: max page write latency"),
+        Verdict::Differs,
+        "{text}"
+    );
     assert!(part.page_write.max_ns > wao.page_write.max_ns, "{text}");
-    assert!(!claim(&r, "Board: Fig. 16").holds, "{text}");
+    assert_eq!(verdict(&r, "Board: Fig. 16"), Verdict::Differs, "{text}");
     assert!(board.fig16.gc_start_interval.is_some() && board.fig16.gc_victims > 100);
     assert!(board.fig16.after_mb_per_s > 0.95 * before, "{text}");
 }

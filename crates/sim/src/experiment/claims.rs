@@ -83,6 +83,26 @@ impl PaperClaim {
     }
 }
 
+/// The claims as text, one line each (verdict, claim, paper, ours) and a `why:` line under
+/// those not reproduced.
+pub fn claims_text(claims: &[PaperClaim]) -> String {
+    let mut out = String::new();
+    for c in claims {
+        out += &format!(
+            "{:<10} {}: {} | paper: {} | ours: {}\n",
+            c.verdict.label(),
+            c.source,
+            c.claim,
+            c.paper,
+            c.ours
+        );
+        if !c.why.is_empty() {
+            out += &format!("{:<10} why: {}\n", "", c.why);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,8 @@ use crate::stats::{LatencyReport, LatencySummary, Report};
 use crate::workload::parse_spec;
 use crate::SimError;
 
+use super::claims::{PaperClaim, Verdict};
+
 /// Table III as a `periodic` workload (without its duration).
 pub const TABLE_III: &str = "periodic:tasks=4xw12p@60ms+4xr3p@15ms";
 /// Table III's readers without the writers: the read latency that queueing among the reads
@@ -249,13 +251,38 @@ pub struct AdmissionLine {
     pub detail: String,
 }
 
-/// One claim of the paper against ours.
-#[derive(Debug, Clone, Serialize)]
-pub struct Claim {
-    pub claim: &'static str,
-    pub paper: &'static str,
-    pub ours: String,
-    pub holds: bool,
+/// Where the claims that do not come out are explained.
+const DOC: &str = "docs/part-cosmos.md, Claims";
+
+/// Relative distance from the paper's value within which a level counts as reproduced.
+pub const LEVEL_TOLERANCE: f64 = 0.2;
+
+/// Whether `ours` is within [`LEVEL_TOLERANCE`] of the paper's `paper` (both ratios or rates).
+pub fn level_matches(ours: f64, paper: f64) -> bool {
+    (ours / paper - 1.0).abs() <= LEVEL_TOLERANCE
+}
+
+/// A claim whose direction or order `holds`: reproduced when its level matches too, shape
+/// only when only the direction holds, differs otherwise; `why` explains the last two.
+fn checked(
+    source: &str,
+    claim: &str,
+    paper: &str,
+    ours: String,
+    (holds, level): (bool, bool),
+    why: &str,
+) -> PaperClaim {
+    let verdict = match (holds, level) {
+        (true, true) => Verdict::Reproduced,
+        (true, false) => Verdict::ShapeOnly,
+        (false, _) => Verdict::Differs,
+    };
+    let why = if verdict == Verdict::Reproduced {
+        String::new()
+    } else {
+        format!("{why} ({DOC})")
+    };
+    PaperClaim::new(source, claim, paper, ours, verdict, why)
 }
 
 /// Everything the study measured.
@@ -271,7 +298,7 @@ pub struct PartCosmosResults {
     pub eq8_read_bound_ns: f64,
     /// The board set-up's phase sweep and Fig. 16 (its headline runs are in `runs`).
     pub board: Option<Board>,
-    pub claims: Vec<Claim>,
+    pub claims: Vec<PaperClaim>,
 }
 
 impl PartCosmosStudy {
@@ -621,7 +648,7 @@ pub const CLEARLY_LOWER: f64 = 0.8;
 pub const READ_PAGES_RELEASED_TOGETHER: f64 = 12.0;
 
 /// The paper's claims of VI.B-C against the results.
-pub fn claims(r: &PartCosmosResults) -> Vec<Claim> {
+pub fn claims(r: &PartCosmosResults) -> Vec<PaperClaim> {
     let (Some(p), Some(w)) = (run_of(r, "part-ftl"), run_of(r, "wao-gc")) else {
         return Vec::new();
     };
@@ -654,55 +681,68 @@ pub fn claims(r: &PartCosmosResults) -> Vec<Claim> {
     let (p_added, w_added) = (added_by_writers("part-ftl"), added_by_writers("wao-gc"));
     let f = &r.fig16;
     let mut claims = vec![
-        Claim {
-            claim: "PaRT-FTL misses no deadline",
-            paper: "no deadline missed",
-            ours: format!("{} of {} missed", p.deadline_misses, p.deadline_requests),
-            holds: p.deadline_misses == 0,
-        },
-        Claim {
-            claim: "Table III passes PaRT-FTL's admission control (eqs. 6-7)",
-            paper: "passes",
-            ours: admission_text.join("; "),
-            holds: admitted.clone().any(|a| a.passes),
-        },
-        Claim {
-            claim: "WAO-GC misses some read deadlines (Fig. 13b)",
-            paper: "reads above 15 ms",
-            ours: format!(
+        checked(
+            "section VI.C",
+            "PaRT-FTL misses no deadline",
+            "no deadline missed",
+            format!("{} of {} missed", p.deadline_misses, p.deadline_requests),
+            (p.deadline_misses == 0, true),
+            "PaRT-FTL missed deadlines in the model",
+        ),
+        checked(
+            "eqs. 6-7",
+            "Table III passes PaRT-FTL's admission control (eqs. 6-7)",
+            "passes",
+            admission_text.join("; "),
+            (admitted.clone().any(|a| a.passes), true),
+            "fails with Table IV's t_r = 1.23 ms (read set 1.07); see docs/realtime-analysis.md",
+        ),
+        checked(
+            "Fig. 13b",
+            "WAO-GC misses some read deadlines (Fig. 13b)",
+            "reads above 15 ms",
+            format!(
                 "{} read misses, worst read {:.2} ms",
                 w.read_deadline_misses,
                 w.read.max_ns as f64 / 1e6
             ),
-            holds: w.read_deadline_misses > 0,
-        },
-        Claim {
-            claim: "max write latency PaRT-FTL / WAO-GC (Fig. 15)",
-            paper: "20%",
-            ours: format!(
+            (w.read_deadline_misses > 0, true),
+            "without the firmware's time per page a read waits for at most one program and \
+             its partial step (about 5 ms); reproduced by the board set-up",
+        ),
+        checked(
+            "Fig. 15",
+            "max write latency PaRT-FTL / WAO-GC (Fig. 15)",
+            "20%",
+            format!(
                 "{:.1}% ({} / {} ms; PaRT-FTL acknowledges from its buffer, WAO-GC after the program)",
                 100.0 * write_ratio,
                 fmt_ms(p.write.max_ns),
                 fmt_ms(w.write.max_ns)
             ),
-            holds: write_ratio < CLEARLY_LOWER,
-        },
-        Claim {
-            claim: "max read latency PaRT-FTL / WAO-GC (Fig. 15)",
-            paper: "35%",
-            ours: format!(
+            (write_ratio < CLEARLY_LOWER, level_matches(write_ratio, 0.20)),
+            "lower as in the paper, but PaRT-FTL's figure is a buffer acknowledgement",
+        ),
+        checked(
+            "Fig. 15",
+            "max read latency PaRT-FTL / WAO-GC (Fig. 15)",
+            "35%",
+            format!(
                 "{:.1}% ({} / {} ms)",
                 100.0 * read_ratio,
                 fmt_ms(p.read.max_ns),
                 fmt_ms(w.read.max_ns)
             ),
             // Clearly lower, as the paper's 35%: equal maxima are no reduction.
-            holds: read_ratio < CLEARLY_LOWER,
-        },
-        Claim {
-            claim: "Reads are not blocked by writes or GC (VI.C's reason for Fig. 15)",
-            paper: "PaRT-FTL reads never wait for a write die",
-            ours: match (p_added, w_added) {
+            (read_ratio < CLEARLY_LOWER, level_matches(read_ratio, 0.35)),
+            "both maxima are set by the 12 pages the readers release together queueing on the \
+             channel buses, worse for PaRT-FTL's rebuild reads; reproduced by the board set-up",
+        ),
+        checked(
+            "section VI.C",
+            "Reads are not blocked by writes or GC (VI.C's reason for Fig. 15)",
+            "PaRT-FTL reads never wait for a write die",
+            match (p_added, w_added) {
                 (Some(a), Some(b)) => format!(
                     "the writers add {:.3} ms to PaRT-FTL's worst read, {:.3} ms to WAO-GC's",
                     a as f64 / 1e6,
@@ -710,32 +750,42 @@ pub fn claims(r: &PartCosmosResults) -> Vec<Claim> {
                 ),
                 _ => "not measured".into(),
             },
-            holds: matches!((p_added, w_added), (Some(a), Some(b)) if a < b),
-        },
-        Claim {
-            claim: "PaRT-FTL page reads bounded by eq. 8 plus queueing, never behind a write",
-            paper: "t_r + t_c^d = 1.23 ms per page",
-            ours: format!(
+            (matches!((p_added, w_added), (Some(a), Some(b)) if a < b), true),
+            "the writers add more to PaRT-FTL's worst read than to WAO-GC's",
+        ),
+        checked(
+            "eq. 8",
+            "PaRT-FTL page reads bounded by eq. 8 plus queueing, never behind a write",
+            "t_r + t_c^d = 1.23 ms per page",
+            format!(
                 "page read p99 {} ms, max {} ms <= 12 x eq. 8 = {:.2} ms; reads on the write set {}",
                 fmt_ms(p.page_read.p99_ns),
                 fmt_ms(p.page_read.max_ns),
                 queueing_bound / 1e6,
                 busy
             ),
-            holds: (p.page_read.max_ns as f64) <= queueing_bound && busy == 0,
-        },
-        Claim {
-            claim: "Fig. 16: WAO-GC write bandwidth drops once GC starts",
-            paper: "27 -> 14 MB/s (52%)",
-            ours: format!(
+            ((p.page_read.max_ns as f64) <= queueing_bound && busy == 0, true),
+            "a page read exceeded the bound or waited on the write set",
+        ),
+        checked(
+            "Fig. 16",
+            "Fig. 16: WAO-GC write bandwidth drops once GC starts",
+            "27 -> 14 MB/s (52%)",
+            format!(
                 "{:.1} -> {:.1} MB/s ({:.0}%), lowest {:.1}",
                 f.before_mb_per_s,
                 f.after_mb_per_s,
                 100.0 * f.after_mb_per_s / f.before_mb_per_s.max(1e-9),
                 f.min_after_mb_per_s
             ),
-            holds: f.gc_start_interval.is_some() && f.after_mb_per_s < 0.75 * f.before_mb_per_s,
-        },
+            (
+                f.gc_start_interval.is_some() && f.after_mb_per_s < 0.75 * f.before_mb_per_s,
+                level_matches(f.before_mb_per_s, 27.0)
+                    && level_matches(f.after_mb_per_s / f.before_mb_per_s.max(1e-9), 0.52),
+            ),
+            "the drop comes out, not the level: the model's 16 dies program 121 MB/s without \
+             the board's firmware cost (27 MB/s)",
+        ),
     ];
     if let Some(d) = run_of(r, WAO_GC_DEVICE) {
         claims.extend(device_scope_claims(p, d));
@@ -745,26 +795,32 @@ pub fn claims(r: &PartCosmosResults) -> Vec<Claim> {
 }
 
 /// Figs. 13b and 15 against the WAO-GC run whose partial steps hold the whole device.
-fn device_scope_claims(p: &FtlRun, d: &FtlRun) -> [Claim; 2] {
+fn device_scope_claims(p: &FtlRun, d: &FtlRun) -> [PaperClaim; 2] {
     let read_ratio = p.read.max_ns as f64 / d.read.max_ns.max(1) as f64;
     let write_ratio = p.write.max_ns as f64 / d.write.max_ns.max(1) as f64;
     [
-        Claim {
-            claim: "Device-wide steps: WAO-GC misses some read deadlines (Fig. 13b)",
-            paper: "reads above 15 ms",
-            ours: format!(
+        checked(
+            "Fig. 13b",
+            "Device-wide steps: WAO-GC misses some read deadlines (Fig. 13b)",
+            "reads above 15 ms",
+            format!(
                 "{} of {} read jobs missed, read p99 {} ms, worst read {} ms",
                 d.read_deadline_misses,
                 d.read.count,
                 fmt_ms(d.read.p99_ns),
                 fmt_ms(d.read.max_ns)
             ),
-            holds: d.read_deadline_misses > 0,
-        },
-        Claim {
-            claim: "Device-wide steps: max read / write latency PaRT-FTL / WAO-GC (Fig. 15)",
-            paper: "35% / 20%",
-            ours: format!(
+            (
+                d.read_deadline_misses > 0,
+                d.read_deadline_misses * 10 < d.read.count,
+            ),
+            "far more than \"some\": steps held device-wide saturate the device in GC rounds",
+        ),
+        checked(
+            "Fig. 15",
+            "Device-wide steps: max read / write latency PaRT-FTL / WAO-GC (Fig. 15)",
+            "35% / 20%",
+            format!(
                 "{:.1}% / {:.2}% ({} / {} ms, {} / {} ms)",
                 100.0 * read_ratio,
                 100.0 * write_ratio,
@@ -773,8 +829,12 @@ fn device_scope_claims(p: &FtlRun, d: &FtlRun) -> [Claim; 2] {
                 fmt_ms(p.write.max_ns),
                 fmt_ms(d.write.max_ns)
             ),
-            holds: read_ratio < CLEARLY_LOWER && write_ratio < CLEARLY_LOWER,
-        },
+            (
+                read_ratio < CLEARLY_LOWER && write_ratio < CLEARLY_LOWER,
+                level_matches(read_ratio, 0.35) && level_matches(write_ratio, 0.20),
+            ),
+            "far below the paper's ratios: the device-wide hold is the pessimistic end",
+        ),
     ]
 }
 
@@ -921,15 +981,7 @@ pub fn table(r: &PartCosmosResults) -> String {
     );
     out += &board::table(r);
     out += "\nclaims\n";
-    for c in &r.claims {
-        out += &format!(
-            "{:<8} {} | paper: {} | ours: {}\n",
-            if c.holds { "holds" } else { "DIFFERS" },
-            c.claim,
-            c.paper,
-            c.ours
-        );
-    }
+    out += &super::claims::claims_text(&r.claims);
     out
 }
 

@@ -20,6 +20,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::Serialize;
 
+use super::claims::PaperClaim;
 use crate::realtime::task::MAX_PERIOD_NS;
 use crate::realtime::{part, rtgc, waogc, FlashParams, TaskSpec};
 
@@ -112,11 +113,14 @@ impl SchedulabilityStudy {
         };
         let read_size = by_size(Sweep::ReadSize, &self.read_sizes, "read_pages");
         let write_size = by_size(Sweep::WriteSize, &self.write_sizes, "write_pages");
-        StudyResults {
+        let mut results = StudyResults {
             acceptance,
             weighted_read_size: read_size,
             weighted_write_size: write_size,
-        }
+            claims: Vec::new(),
+        };
+        results.claims = claims::claims(self, &results);
+        results
     }
 
     /// The sets of one point (sweep, size, utilisation index), tallied per scheme.
@@ -307,7 +311,10 @@ pub struct StudyResults {
     pub weighted_read_size: Curve,
     /// Fig. 7: weighted schedulability against write size.
     pub weighted_write_size: Curve,
+    /// Section VI.A's claims against the curves (and sections V's closed forms).
+    pub claims: Vec<PaperClaim>,
 }
 
+pub mod claims;
 #[cfg(test)]
 mod tests;

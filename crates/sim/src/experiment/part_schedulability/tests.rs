@@ -1,4 +1,5 @@
 use super::*;
+use crate::experiment::claims::Verdict;
 use crate::realtime::NS_PER_MS;
 
 #[test]
@@ -193,4 +194,36 @@ fn with_the_stated_lambda_fig_6_does_not_hold() {
     let rs = &r.weighted_read_size;
     let (part, rtgc) = (rs.series("part_ftl"), rs.series("rtgc"));
     assert!(part[2] < rtgc[2], "r = 10: {part:?} vs {rtgc:?}");
+    assert_eq!(verdict(&r, "Fig. 6", ""), Verdict::Differs);
+    assert_eq!(verdict(&r, "eq. 9", ""), Verdict::Differs);
+}
+
+/// The verdict of the claim from `source` whose text contains `words`.
+fn verdict(r: &StudyResults, source: &str, words: &str) -> Verdict {
+    let c = r
+        .claims
+        .iter()
+        .find(|c| c.source == source && c.claim.contains(words))
+        .unwrap_or_else(|| panic!("no claim {source} {words}: {:?}", r.claims));
+    assert!(
+        c.verdict == Verdict::Reproduced || !c.why.is_empty(),
+        "{c:?}"
+    );
+    c.verdict
+}
+
+/// The claims list says what the tests above assert: every order of Figs. 5-7 and the closed
+/// forms reproduced, Fig. 7's peaks only in shape (17 and 33 against the paper's 18, 21, 33).
+#[test]
+fn the_claims_list_gives_the_documented_verdicts() {
+    let r = small_study(100).run(&mut |_, _, _| {});
+    for source in [
+        "eq. 12", "eq. 9", "eq. 10", "eq. 15", "eq. 16", "Fig. 5", "Fig. 6",
+    ] {
+        assert_eq!(verdict(&r, source, ""), Verdict::Reproduced, "{source}");
+    }
+    assert_eq!(verdict(&r, "Fig. 7", "RTGC"), Verdict::Reproduced);
+    assert_eq!(verdict(&r, "Fig. 7", "WAO-GC"), Verdict::Reproduced);
+    assert_eq!(verdict(&r, "Fig. 7", "peaks"), Verdict::ShapeOnly);
+    assert_eq!(r.claims.len(), 10);
 }

@@ -1,0 +1,193 @@
+//! What `flashlab reproduce` runs: each paper (named as in the papers' file names), its
+//! `flashlab experiment` studies with their quick and full arguments, the set-up in words and
+//! the doc sections that record the deviations.
+
+/// A section of a doc (embedded at build time, so the report needs no checkout).
+#[derive(Debug)]
+pub struct DocSection {
+    /// The doc's path in the repository, e.g. `docs/kast.md`.
+    pub doc: &'static str,
+    pub text: &'static str,
+    /// The section's heading, without the `#`s.
+    pub heading: &'static str,
+}
+
+/// One `flashlab experiment` study.
+#[derive(Debug)]
+pub struct StudyPlan {
+    /// The `experiment` subcommand, also the output subdirectory.
+    pub name: &'static str,
+    /// Arguments of `--quick` (before `--out`).
+    pub quick: &'static [&'static str],
+    /// Arguments of the full run.
+    pub full: &'static [&'static str],
+    /// Devices, workloads and sizes, in words.
+    pub setup: &'static str,
+    /// Wall time of the quick run in a release build on one core (measured), for the
+    /// progress lines.
+    pub quick_s: u32,
+    pub deviations: &'static [DocSection],
+}
+
+impl StudyPlan {
+    /// ", about N s in a release build" for the quick run's progress line.
+    pub fn expected(&self, quick: bool) -> String {
+        if quick {
+            format!(", about {} s in a release build", self.quick_s)
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// A paper and the studies that check it.
+#[derive(Debug)]
+pub struct Paper {
+    /// The paper's file name without `.txt` (/work/shared/papers).
+    pub name: &'static str,
+    pub title: &'static str,
+    pub studies: &'static [StudyPlan],
+}
+
+macro_rules! section {
+    ($doc:literal, $heading:literal) => {
+        DocSection {
+            doc: concat!("docs/", $doc),
+            text: include_str!(concat!("../../../../docs/", $doc)),
+            heading: $heading,
+        }
+    };
+}
+
+pub const PAPERS: [Paper; 5] = [
+    Paper {
+        name: "multithreaded-ftl-ucos",
+        title: "A multi-threaded FTL on uC/OS-II (multithreaded-ftl-ucos.txt)",
+        studies: &[StudyPlan {
+            name: "mt-ftl",
+            quick: &[
+                "--requests",
+                "2000",
+                "--queue-depths",
+                "1,4,16,64",
+                "--board-blocks-per-plane",
+                "512",
+                "--ssd",
+                "cosmos",
+                "--ssd-tasks",
+                "4,16",
+            ],
+            full: &[],
+            setup: "st-ftl against mt-ftl over queue depths on mt-board (Figs. 3, 4) and on \
+                    parallel SSDs (cosmos, fmmu-16ch with 128 blocks per plane); the default \
+                    workload of `flashlab experiment mt-ftl`. Quick: 2,000 requests per run, \
+                    queue depths 1-64, a 512-block-per-plane board, cosmos only, 4 and 16 \
+                    tasks. Full: 20,000 requests, queue depths 1-256, the 4 GB board.",
+            quick_s: 15,
+            deviations: &[section!("mt-ftl.md", "Results and deviations")],
+        }],
+    },
+    Paper {
+        name: "nftl-lookup-pagecache",
+        title: "NFTL with a lookup table and a page cache (nftl-lookup-pagecache.txt)",
+        studies: &[StudyPlan {
+            name: "nftl",
+            // The paper's 34 MiB takes 8 s: quick and full alike.
+            quick: &[],
+            full: &[],
+            setup: "NFTL plain, with the lookup table and with the page cache at 50-400% of its \
+                    RAM (Tables 4-6) on nftl-samsung and nftl-toshiba, 8 and 16 KiB blocks, \
+                    under the file-system-benchmark stand-in at 94% and 23% utilisation, on the \
+                    paper's 34 MiB of flash (quick and full alike).",
+            quick_s: 9,
+            deviations: &[
+                section!(
+                    "nftl.md",
+                    "What it does (and the choices where the paper is silent)"
+                ),
+                section!(
+                    "nftl.md",
+                    "The file-system-benchmark stand-in (`workload/fsbench.rs`)"
+                ),
+            ],
+        }],
+    },
+    Paper {
+        name: "kast",
+        title: "KAST: K-associative sector translation (kast.txt)",
+        studies: &[StudyPlan {
+            name: "kast",
+            quick: &["--requests", "5000", "--ks", "1,4,16"],
+            full: &[],
+            setup: "BAST, FAST, SAST and KAST over K with 32 log blocks on kast-slc (Figs. 6-9), \
+                    under the web-browser-cache and desktop stand-ins of the paper's traces. \
+                    Quick: 5,000 requests per run, K = 1, 4, 16; full: 20,000 requests, K = 1-32.",
+            quick_s: 50,
+            deviations: &[
+                section!(
+                    "kast.md",
+                    "Against the paper, sentence by sentence (kast.txt section IV)"
+                ),
+                section!(
+                    "kast.md",
+                    "Why the browser-cache stand-in does not give the paper's order"
+                ),
+            ],
+        }],
+    },
+    Paper {
+        name: "fmmu",
+        title: "FMMU: a hardware-accelerated map cache (fmmu.txt)",
+        studies: &[StudyPlan {
+            name: "fmmu",
+            quick: &["--quick"],
+            full: &[],
+            setup: "fmmu.txt Figs. 10-14 on fmmu-16ch: the execution-time model, synthetic \
+                    workloads after a full fill, traces at 512 outstanding (none given: the \
+                    paper's MSR and WebSearch traces are not public), 4 KiB random reads from \
+                    1x1 to 32x8. Quick: the study's --quick (32 pages per block, a few thousand \
+                    requests, three scaling points); full: the study's default sizes.",
+            quick_s: 35,
+            deviations: &[
+                section!("fmmu.md", "Set-up"),
+                section!(
+                    "fmmu.md",
+                    "The paper's claims about Figs. 10-14, with our verdict"
+                ),
+            ],
+        }],
+    },
+    Paper {
+        name: "part-ftl",
+        title: "PaRT-FTL: partitioned real-time NAND flash storage (part-ftl.txt)",
+        studies: &[
+            StudyPlan {
+                name: "part-schedulability",
+                quick: &["--sets", "100"],
+                full: &[],
+                setup: "Section VI.A (Figs. 5-7): acceptance ratio and weighted schedulability of \
+                        random sets of 10 periodic tasks under PaRT-FTL (eqs. 6-7, lambda 0.518), \
+                        RTGC and WAO-GC at 100/75/50% GC likelihood; plus the closed forms of \
+                        eqs. 9-16. Quick: 100 task sets per point; full: the paper's 500.",
+                quick_s: 1,
+                deviations: &[section!("realtime-analysis.md", "Claims")],
+            },
+            StudyPlan {
+                name: "part-cosmos",
+                quick: &[],
+                full: &["--full"],
+                setup: "Sections VI.B-C (Figs. 10-16): Table III's periodic tasks on cosmos under \
+                        part-ftl, wao-gc (per-die and device-wide steps) and rtgc, 10 s of \
+                        releases after preconditioning, and Fig. 16's WAO-GC write bandwidth from \
+                        a fresh device; the board set-up adds the firmware's time per page. \
+                        Quick: 64 blocks per plane, Fig. 16 over 40 s; full: the 128 GiB DIMM, \
+                        Fig. 16 over 2,500 s.",
+                quick_s: 3,
+                deviations: &[
+                    section!("part-cosmos.md", "Set-up"),
+                    section!("part-cosmos.md", "Claims"),
+                ],
+            },
+        ],
+    },
+];
