@@ -6,6 +6,20 @@ cd "$(dirname "$0")/.."
 
 # The test extra brings the analysis extra (pandas, pyarrow, tqdm) and Dask (sweeps on a local
 # cluster).
+# The browser test of `flashlab reproduce`'s report (tests/test_reproduce.py) needs Debian's
+# chromium and chromium-driver: installed here when missing and apt-get is usable (root or
+# sudo); otherwise that one test is skipped with a message (a failure when
+# FLASHLAB_REQUIRE_BROWSER=1, as in CI).
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    if command -v apt-get >/dev/null; then
+        sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
+        echo "== installing chromium and chromium-driver (browser test)"
+        { $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium chromium-driver; } ||
+            echo "warning: could not install chromium; the browser test will be skipped" >&2
+    fi
+fi
+
 echo "== installing flashlab (Python package, builds the Rust core)"
 python3 -m pip install --quiet --disable-pip-version-check ".[test]"
 
