@@ -1,6 +1,6 @@
 //! Reference runs: the same seed gives byte-identical JSON reports, for every registered FTL,
 //! across engine and speed work. Each run's report is serialised (minus the fields listed in
-//! [`UNSTABLE_FIELDS`]), hashed with 64-bit FNV-1a, and compared with [`EXPECTED`].
+//! [`UNSTABLE_FIELDS`]), hashed with SHA-256, and compared with [`EXPECTED`].
 //!
 //! When a change alters a report on purpose, run
 //! `FLASHLAB_UPDATE_REFERENCE=1 cargo test -p flashlab-sim --test reference_reports`, paste
@@ -16,6 +16,7 @@
 use flashlab_sim::ftl::registry;
 use flashlab_sim::workload::parse_spec;
 use flashlab_sim::{run_experiment, ExperimentConfig};
+use sha2::{Digest, Sha256};
 
 /// The tiny device all reference runs share, preconditioned full.
 const TINY: &[&str] = &[
@@ -124,24 +125,72 @@ const SCENARIOS: &[Scenario] = &[
     },
 ];
 
-/// The FNV-1a hash of each reference run's report, by scenario name.
+/// The SHA-256 of each reference run's report (hex), by scenario name.
 const EXPECTED: &[(&str, &str)] = &[
-    ("pagemap/mixed", "4cc6b82529eff333"),
-    ("pagemap/mixed-functional", "5e00c8e8baf8ad93"),
-    ("mt-ftl/mixed", "fdb5d30c09e8bd03"),
-    ("mt-ftl/periodic", "c7378a7371737f65"),
-    ("st-ftl/mixed", "eff0014fae69d626"),
-    ("bast/mixed", "188435841a4ff643"),
-    ("fast/mixed", "b79d056c58daf00c"),
-    ("sast/mixed", "b142dac159d65d61"),
-    ("kast/mixed", "f3454152388793c1"),
-    ("nftl/mixed", "fe77490c509c232f"),
-    ("dftl/mixed", "671821e4ae005ea8"),
-    ("cdftl/mixed", "a76adc93ef8992a8"),
-    ("fmmu/mixed", "532c71edd67c559b"),
-    ("part-ftl/periodic", "6d42ea6f0ba05e4e"),
-    ("wao-gc/periodic", "9a66e73ab53d7369"),
-    ("rtgc/periodic-edf", "0e9e71c4c525d21a"),
+    (
+        "pagemap/mixed",
+        "95ebac04c9c9272ba2ba2f22cd366fda7d1dbdb04dfe4c1929a6847c5831d7d3",
+    ),
+    (
+        "pagemap/mixed-functional",
+        "25ac582be8d3b34e84729ac1bae507910d243a9d3dda168fad0e584ae20970d2",
+    ),
+    (
+        "mt-ftl/mixed",
+        "4681ba4a0689a67ccca282047029c769b92e7fae0b0699577c06b68c30092980",
+    ),
+    (
+        "mt-ftl/periodic",
+        "d58b717da81007d315c56ca7593d9db7468a065c1de5b975a8c180c87873c8a4",
+    ),
+    (
+        "st-ftl/mixed",
+        "3cab5da307474e184d4c0b27f89c9f34ab162b628797df206ce8ff8c0a64cf04",
+    ),
+    (
+        "bast/mixed",
+        "bbdcf6f72a6015dc84095a379268fc5c8e45278e661aa418621ff901b27fb0a3",
+    ),
+    (
+        "fast/mixed",
+        "b397762367b8403e572996bcda7370f4895d658bcd4ffacebd95bb5fb1f33e8f",
+    ),
+    (
+        "sast/mixed",
+        "76f74c6c4f91bd9f430cce5fdd76dc67d08c30a9eb2eaac7e960303164ff4115",
+    ),
+    (
+        "kast/mixed",
+        "6a2c285a6aef694a8ae57ba95310bbf0534af0bb7a08faba79fd5254e032977a",
+    ),
+    (
+        "nftl/mixed",
+        "b597c33a3e5fc91ee118b2eae4b90180fdb4e087220850088c0c575458c40115",
+    ),
+    (
+        "dftl/mixed",
+        "1f2410e6d2fb7d8750eb992f4c37e9590ebb16954429fe934235efb9d2d0b82a",
+    ),
+    (
+        "cdftl/mixed",
+        "14479c8f79110061d9377623454cf548faba6e53b5417c90b76428ade052a2ad",
+    ),
+    (
+        "fmmu/mixed",
+        "3f0306f84e0af98a586db318595d45a243d6331d92fd9a81e459ca0d81c42e39",
+    ),
+    (
+        "part-ftl/periodic",
+        "fb1381653d5631b390a5bceb063c8e67ac9a435a84802c68094282c2f412c3e0",
+    ),
+    (
+        "wao-gc/periodic",
+        "de2e379482783041bd2d35791cb54ad66d6b18b5517965e04d83245eb476731f",
+    ),
+    (
+        "rtgc/periodic-edf",
+        "f42fbc8cb0e197bbd0eca57253720aa1968e7058cf8cf2a58ad939732207d0ab",
+    ),
 ];
 
 /// Report fields left out of the hash: the crate version (a release bump changes no
@@ -190,11 +239,9 @@ fn report_bytes(s: &Scenario) -> Vec<u8> {
     serde_json::to_vec(&json).expect("report serializes")
 }
 
-/// 64-bit FNV-1a: stable across platforms and releases, needs no dependency.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+/// SHA-256 of the report bytes, in hex: stable across platforms and releases.
+fn digest(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
 }
 
 #[test]
@@ -235,7 +282,7 @@ fn reference_reports_are_deterministic_and_unchanged() {
             "{}: two runs with the same seed in one process gave different reports",
             s.name
         );
-        let hash = format!("{:016x}", fnv1a(&bytes));
+        let hash = digest(&bytes);
         table.push_str(&format!("    ({:?}, {:?}),\n", s.name, hash));
         let expected = EXPECTED.iter().find(|(name, _)| *name == s.name);
         if expected.map(|(_, h)| *h) != Some(hash.as_str()) {
