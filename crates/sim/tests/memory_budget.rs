@@ -66,7 +66,10 @@ fn formula_bytes(config: &ExperimentConfig, logical_units: u64) -> u64 {
     let planes = u64::from(g.channels * g.chips_per_channel * g.dies_per_chip * g.planes_per_die);
     let blocks = planes * u64::from(g.blocks_per_plane);
     let units_per_block = u64::from(g.pages_per_block) * units_per_page;
-    units * 12 + units / 8 + logical_units * 4 + blocks * (12 + 32 + 8)
+    units * 12
+        + units / 8
+        + logical_units * 4
+        + blocks * (12 + 32 + 8)
         + planes * 2 * (units_per_block + 1) * 4
 }
 
@@ -142,7 +145,10 @@ fn the_reference_device_stays_within_the_documented_memory() {
     let blocks = g.total_pages() / u64::from(g.pages_per_block);
     let estimate = flashlab_sim::memory::estimate_state_bytes(&config).unwrap();
     let per_unit = estimate as f64 / units as f64;
-    assert!(per_unit <= STATE_BYTES_PER_UNIT_MAX, "{per_unit:.4} bytes per unit");
+    assert!(
+        per_unit <= STATE_BYTES_PER_UNIT_MAX,
+        "{per_unit:.4} bytes per unit"
+    );
     for queue_depth in [1, 32, 128] {
         let (built, running) = measure(&[], queue_depth);
         let engine = built - estimate;
@@ -156,4 +162,41 @@ fn the_reference_device_stays_within_the_documented_memory() {
             "queue depth {queue_depth}: a run adds {running} bytes, bound {run_bound}"
         );
     }
+}
+
+/// What a garbage-collecting run adds (documented bound; 16.6 MiB measured): the flash
+/// scheduler's command slab and event heap grow to the largest GC burst (every die moving a
+/// victim's valid units at once), whatever the queue depth.
+const GC_RUN_BYTES_MAX: u64 = 20 << 20;
+
+#[test]
+fn a_garbage_collecting_run_adds_a_bounded_amount() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let config = ExperimentConfig::with_sets(
+        "default",
+        &[
+            "run.precondition=0.9",
+            "workload.pattern=\"uniform\"",
+            "workload.read_fraction=0.0",
+            "workload.block_size=4096",
+            "workload.align_bytes=4096",
+            "workload.count=100000",
+            "workload.queue_depth=32",
+        ],
+    )
+    .unwrap();
+    let before = LIVE.load(Ordering::Relaxed);
+    let mut sim = Simulation::new(&config).unwrap();
+    let built = LIVE.load(Ordering::Relaxed) - before;
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    sim.precondition().unwrap();
+    let source = flashlab_sim::workload_source(&config, &sim).unwrap();
+    sim.run(source, &mut |_| {}).unwrap();
+    let moved = sim.ftl_counters().gc_units_moved;
+    assert!(moved > 50_000, "GC moved only {moved} units");
+    let added = (PEAK.load(Ordering::Relaxed) - before - built) as u64;
+    assert!(
+        added <= GC_RUN_BYTES_MAX,
+        "preconditioning and a GC run add {added} bytes, bound {GC_RUN_BYTES_MAX}"
+    );
 }
