@@ -15,7 +15,7 @@ mod table;
 
 pub use blocks::{BlockState, Blocks, Stream};
 pub use pages::PageData;
-pub use sizing::{estimate_state_bytes, logical_units, units_per_page};
+pub use sizing::{estimate_state_bytes, logical_pages_of_ratio, logical_units, units_per_page};
 pub use table::{MapTable, UNMAPPED};
 
 use serde::{Deserialize, Serialize};

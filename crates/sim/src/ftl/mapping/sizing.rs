@@ -69,6 +69,35 @@ pub fn logical_units(
     Ok(logical_units)
 }
 
+/// Logical pages of an FTL that maps whole pages and exports `logical_ratio` of the device's
+/// pages (`wao-gc`, `rtgc`); errors name the setting: a device of 2^32 pages or more, or a
+/// ratio that leaves no logical page. `ftl` names the FTL in errors.
+pub fn logical_pages_of_ratio(
+    g: &Geometry,
+    logical_ratio: f64,
+    ftl: &str,
+) -> Result<u32, ConfigError> {
+    let total_pages = g.total_pages();
+    if total_pages >= u64::from(u32::MAX) {
+        return Err(ConfigError::invalid(
+            "geometry.blocks_per_plane",
+            g.blocks_per_plane,
+            format!("the device would have {total_pages} pages; {ftl} maps fewer than 2^32"),
+            "a smaller device",
+        ));
+    }
+    let logical_pages = (total_pages as f64 * logical_ratio).floor() as u32;
+    if logical_pages == 0 {
+        return Err(ConfigError::invalid(
+            "ftl.logical_ratio",
+            logical_ratio,
+            format!("leaves no logical page of the device's {total_pages}"),
+            "a larger ratio or device",
+        ));
+    }
+    Ok(logical_pages)
+}
+
 /// Bytes the mapping table and block bookkeeping of a page-mapping FTL would take on this
 /// device, from the `[ftl]` table's `mapping_unit_bytes` and `over_provisioning` (every
 /// registered FTL maps pages through [`super::MapTable`] and [`super::Blocks`]).

@@ -85,24 +85,8 @@ impl RtgcConfig {
                 format!("{} ..= 1048576", needed.div_ceil(g.planes_per_die)),
             ));
         }
-        let total_pages = g.total_pages();
-        if total_pages >= u64::from(u32::MAX) {
-            return Err(ConfigError::invalid(
-                "geometry.blocks_per_plane",
-                g.blocks_per_plane,
-                format!("the device would have {total_pages} pages; rtgc maps fewer than 2^32"),
-                "a smaller device",
-            ));
-        }
-        let logical_pages = (total_pages as f64 * self.logical_ratio).floor() as u32;
-        if logical_pages == 0 {
-            return Err(ConfigError::invalid(
-                "ftl.logical_ratio",
-                self.logical_ratio,
-                format!("leaves no logical page of the device's {total_pages}"),
-                "a larger ratio or device",
-            ));
-        }
+        let logical_pages =
+            crate::ftl::mapping::logical_pages_of_ratio(g, self.logical_ratio, "rtgc")?;
         let dies = g.channels * g.chips_per_channel * g.dies_per_chip;
         Ok(Sizing {
             logical_pages,

@@ -138,24 +138,8 @@ impl WaoGcConfig {
                 format!("{} ..= 1048576", 3u32.div_ceil(g.planes_per_die)),
             ));
         }
-        let total_pages = g.total_pages();
-        if total_pages >= u64::from(u32::MAX) {
-            return Err(ConfigError::invalid(
-                "geometry.blocks_per_plane",
-                g.blocks_per_plane,
-                format!("the device would have {total_pages} pages; wao-gc maps fewer than 2^32"),
-                "a smaller device",
-            ));
-        }
-        let logical_pages = (total_pages as f64 * self.logical_ratio).floor() as u32;
-        if logical_pages == 0 {
-            return Err(ConfigError::invalid(
-                "ftl.logical_ratio",
-                self.logical_ratio,
-                format!("leaves no logical page of the device's {total_pages}"),
-                "a larger ratio or device",
-            ));
-        }
+        let logical_pages =
+            crate::ftl::mapping::logical_pages_of_ratio(g, self.logical_ratio, "wao-gc")?;
         Ok(Sizing {
             logical_pages,
             pages_per_block: p,
