@@ -214,6 +214,28 @@ fn ideal_limits(p: &Points) -> Vec<PaperClaim> {
         .collect()
 }
 
+/// FMMU's write of `kind` ("sequential", "random") on workload `w` close to the ideal.
+fn fmmu_close_to_ideal(p: &Points, w: &str, source: &str, kind: &str) -> PaperClaim {
+    let claim = format!("FMMU's {kind} write close to the ideal (85% or more)");
+    let paper = "close to ideal";
+    match p.share("fmmu", w) {
+        Some(x) => holds(
+            source,
+            &claim,
+            paper,
+            format!("{} of the ideal", pct(x)),
+            x >= CLOSE_TO_IDEAL,
+            DOC_CLAIMS,
+        ),
+        None => unmeasured(
+            source,
+            &claim,
+            paper,
+            &format!("FMMU and ideal {kind} writes"),
+        ),
+    }
+}
+
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -244,24 +266,7 @@ fn sequential(p: &Points) -> Vec<PaperClaim> {
             _ => unmeasured(s, c, t, "1- and 4-core DFTL and CDFTL sequential writes"),
         }
     };
-    let fmmu_write = {
-        let (s, c, t) = (
-            "Fig. 11",
-            "FMMU's sequential write close to the ideal (85% or more)",
-            "close to ideal",
-        );
-        match p.share("fmmu", w) {
-            Some(x) => holds(
-                s,
-                c,
-                t,
-                format!("{} of the ideal", pct(x)),
-                x >= CLOSE_TO_IDEAL,
-                DOC_CLAIMS,
-            ),
-            None => unmeasured(s, c, t, "FMMU and ideal sequential writes"),
-        }
-    };
+    let fmmu_write = fmmu_close_to_ideal(p, w, "Fig. 11", "sequential");
     let r = "seq-read-64k";
     let four = {
         let (s, c, t) = (
@@ -344,24 +349,7 @@ fn random_write(p: &Points, study: &FmmuStudy) -> Vec<PaperClaim> {
             None => unmeasured(s, c, t, "4-core CDFTL and ideal random writes"),
         }
     };
-    let fmmu = {
-        let (s, c, t) = (
-            "Fig. 12",
-            "FMMU's random write close to the ideal (85% or more)",
-            "close to ideal",
-        );
-        match p.share("fmmu", w) {
-            Some(x) => holds(
-                s,
-                c,
-                t,
-                format!("{} of the ideal", pct(x)),
-                x >= CLOSE_TO_IDEAL,
-                DOC_CLAIMS,
-            ),
-            None => unmeasured(s, c, t, "FMMU and ideal random writes"),
-        }
-    };
+    let fmmu = fmmu_close_to_ideal(p, w, "Fig. 12", "random");
     vec![order, cdftl, fmmu]
 }
 
