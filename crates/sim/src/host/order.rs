@@ -6,8 +6,14 @@
 //! found through an index ordered by first sector: a span can only overlap spans starting
 //! within the longest span length before its end, so an arrival looks at a narrow window
 //! instead of every unfinished request (open-loop replays can pile up thousands).
+//!
+//! The index is a sorted vector while it is small (closed loops keep a few dozen requests:
+//! a binary search and a short move beat a B-tree's node walk and allocation several times
+//! over) and a B-tree once it grows past [`SMALL_INDEX`] entries; both iterate in the same
+//! (first sector, id) order, so which one holds the index never changes a result.
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 use super::Op;
 
@@ -38,12 +44,82 @@ struct Entry {
     dependents: Vec<u32>,
 }
 
+/// Most unfinished requests the sorted-vector index holds before it becomes a B-tree.
+const SMALL_INDEX: usize = 256;
+
+/// (first sector, id) of every unfinished request, in that order.
+#[derive(Debug)]
+enum FirstSectorIndex {
+    Small(Vec<(u64, u32)>),
+    Large(BTreeSet<(u64, u32)>),
+}
+
+impl Default for FirstSectorIndex {
+    fn default() -> Self {
+        FirstSectorIndex::Small(Vec::with_capacity(SMALL_INDEX))
+    }
+}
+
+impl FirstSectorIndex {
+    fn insert(&mut self, key: (u64, u32)) {
+        match self {
+            FirstSectorIndex::Small(v) if v.len() < SMALL_INDEX => {
+                let at = v.partition_point(|&k| k < key);
+                v.insert(at, key);
+            }
+            FirstSectorIndex::Small(v) => {
+                let mut tree: BTreeSet<_> = v.drain(..).collect();
+                tree.insert(key);
+                *self = FirstSectorIndex::Large(tree);
+            }
+            FirstSectorIndex::Large(t) => {
+                t.insert(key);
+            }
+        }
+    }
+
+    fn remove(&mut self, key: (u64, u32)) {
+        match self {
+            FirstSectorIndex::Small(v) => {
+                if let Ok(at) = v.binary_search(&key) {
+                    v.remove(at);
+                }
+            }
+            FirstSectorIndex::Large(t) => {
+                t.remove(&key);
+            }
+        }
+    }
+
+    /// Ids of the requests whose key lies in `range`, in key order.
+    fn for_each_in(&self, range: Range<(u64, u32)>, mut visit: impl FnMut(u32)) {
+        match self {
+            FirstSectorIndex::Small(v) => {
+                let from = v.partition_point(|&k| k < range.start);
+                for &(first, id) in &v[from..] {
+                    if (first, id) >= range.end {
+                        break;
+                    }
+                    visit(id);
+                }
+            }
+            FirstSectorIndex::Large(t) => t.range(range).for_each(|&(_, id)| visit(id)),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            FirstSectorIndex::Small(v) => v.len(),
+            FirstSectorIndex::Large(t) => t.len(),
+        }
+    }
+}
+
 /// Unfinished requests, each started or blocked.
 #[derive(Debug, Default)]
 pub struct OverlapTracker {
     entries: Vec<Entry>,
-    /// (first sector, id) of every unfinished request.
-    by_first: BTreeSet<(u64, u32)>,
+    by_first: FirstSectorIndex,
     /// Longest span seen, bounding how far before a span's end an overlapping one may start.
     longest: u64,
 }
@@ -68,13 +144,14 @@ impl OverlapTracker {
         self.longest = self.longest.max(count);
         let window = (span.first.saturating_sub(self.longest), 0)..(span.end, 0);
         let mut blockers = 0;
-        for &(_, other) in self.by_first.range(window) {
-            let entry = &mut self.entries[other as usize];
+        let entries = &mut self.entries;
+        self.by_first.for_each_in(window, |other| {
+            let entry = &mut entries[other as usize];
             if entry.span.is_some_and(|s| s.conflicts(&span)) {
                 entry.dependents.push(id);
                 blockers += 1;
             }
-        }
+        });
         let entry = &mut self.entries[slot];
         entry.span = Some(span);
         entry.blockers = blockers;
@@ -89,7 +166,7 @@ impl OverlapTracker {
         let Some(span) = self.entries.get_mut(slot).and_then(|e| e.span.take()) else {
             return;
         };
-        self.by_first.remove(&(span.first, id));
+        self.by_first.remove((span.first, id));
         let mut dependents = std::mem::take(&mut self.entries[slot].dependents);
         for &d in &dependents {
             let waiting = &mut self.entries[d as usize];
@@ -107,7 +184,7 @@ impl OverlapTracker {
         self.by_first.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.by_first.is_empty()
+        self.by_first.len() == 0
     }
 }
 
@@ -219,5 +296,83 @@ mod tests {
                 proptest::prop_assert_eq!(t.len(), r.spans.len());
             }
         }
+    }
+
+    /// A brute-force model: a request conflicts with every unfinished earlier one, in
+    /// (first sector, id) order; finishing releases dependents in that order.
+    #[derive(Default)]
+    struct Model {
+        unfinished: Vec<(u64, u32, Span)>,
+        blockers: std::collections::HashMap<u32, u32>,
+        dependents: std::collections::HashMap<u32, Vec<u32>>,
+    }
+
+    impl Model {
+        fn arrive(&mut self, id: u32, span: Span) -> bool {
+            let mut earlier: Vec<_> = self.unfinished.clone();
+            earlier.sort_by_key(|&(first, id, _)| (first, id));
+            let mut n = 0;
+            for (_, other, s) in earlier {
+                if s.conflicts(&span) {
+                    self.dependents.entry(other).or_default().push(id);
+                    n += 1;
+                }
+            }
+            self.blockers.insert(id, n);
+            self.unfinished.push((span.first, id, span));
+            n == 0
+        }
+        fn finish(&mut self, id: u32, started: &mut Vec<u32>) {
+            self.unfinished.retain(|&(_, i, _)| i != id);
+            for d in self.dependents.remove(&id).unwrap_or_default() {
+                let b = self.blockers.get_mut(&d).unwrap();
+                *b -= 1;
+                if *b == 0 {
+                    started.push(d);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn small_and_large_index_order_like_a_full_scan() {
+        // More unfinished requests than the sorted vector holds, so the index switches to a
+        // B-tree midway; every decision must match the brute-force model.
+        let mut t = OverlapTracker::default();
+        let mut m = Model::default();
+        let mut state = 12345u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let (mut live, mut next_id) = (Vec::new(), 0u32);
+        for step in 0..4000 {
+            let grow = step < 1500 || next() % 2 == 0;
+            if grow || live.is_empty() {
+                let op = [Op::Read, Op::Write, Op::Trim][(next() % 3) as usize];
+                let (first, count) = (next() % 2048, 1 + next() % 16);
+                let span = Span {
+                    op,
+                    first,
+                    end: first + count,
+                };
+                assert_eq!(t.arrive(next_id, op, first, count), m.arrive(next_id, span));
+                live.push(next_id);
+                next_id += 1;
+            } else {
+                let id = live.swap_remove((next() as usize) % live.len());
+                let (mut a, mut b) = (vec![], vec![]);
+                t.finish(id, &mut a);
+                m.finish(id, &mut b);
+                assert_eq!(a, b, "requests started when {id} finished");
+            }
+            assert_eq!(t.len(), live.len());
+        }
+        assert!(
+            matches!(t.by_first, FirstSectorIndex::Large(_)),
+            "the index grew"
+        );
     }
 }
