@@ -694,7 +694,12 @@ impl FlashScheduler {
             if !self.can_start(die, self.data[idx as usize].op.kind) {
                 break;
             }
-            self.dies[die as usize].queue.remove(pos);
+            let queue = &mut self.dies[die as usize].queue;
+            if pos == 0 {
+                queue.pop_front();
+            } else {
+                queue.remove(pos);
+            }
             self.start(die, idx, now, events);
         }
     }

@@ -505,7 +505,7 @@ fn host_report(sim: &Simulation) -> HostReport {
         all: op_report(
             stats.completed(),
             all_bytes,
-            stats.all_latency(),
+            &stats.all_latency(),
             all_sum,
             elapsed,
         ),
