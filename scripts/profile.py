@@ -33,7 +33,7 @@ PARTS = [
     ("event queue", r"binary_heap|engine::events"),
     ("flash scheduler", r"flashlab_sim::flash::"),
     ("FTL and NAND state", r"flashlab_sim::(ftl|nand)::|as flashlab_sim::ftl::Ftl>"),
-    ("host ordering", r"flashlab_sim::host::"),
+    ("host ordering", r"flashlab_sim::host::|collections::btree"),
     ("statistics", r"hdrhistogram|flashlab_sim::stats::"),
     ("workload generator", r"flashlab_sim::workload::|rand|Pcg"),
     ("FTL CPU model", r"flashlab_sim::engine::cpu::|engine::map_unit"),
