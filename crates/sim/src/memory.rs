@@ -119,6 +119,17 @@ mod tests {
                 "ftl.name=\"mt-ftl\"",
             ],
             &[
+                "geometry.blocks_per_plane=16",
+                "ftl.over_provisioning=0.25",
+                "ftl.gc_victim=\"fifo\"",
+            ],
+            &[
+                "ftl.name=\"mt-ftl\"",
+                "geometry.blocks_per_plane=16",
+                "ftl.over_provisioning=0.25",
+                "ftl.gc_victim=\"cost-benefit\"",
+            ],
+            &[
                 "ftl.name=\"st-ftl\"",
                 "geometry.blocks_per_plane=16",
                 "ftl.over_provisioning=0.2",
