@@ -1,7 +1,10 @@
 //! The memory a simulated device needs, known before it is allocated: the NAND state (OOB
 //! entries, valid bits, block records, optional data versions), the FTL's mapping table and
 //! block bookkeeping, and the verify shadow. A device far beyond the machine's memory is
-//! refused with the figure instead of aborting mid-allocation.
+//! refused with the figure instead of aborting mid-allocation. For `pagemap` (greedy victim)
+//! that is 12 U + U/8 + 4 L + 36 B + 4 P (u + 1) bytes (U unit slots, L logical units, B
+//! blocks, P planes, u units per block): at most 16 bytes per 4 KiB unit on the 4, 16 and
+//! 256 GiB devices (docs/performance.md, "Memory"; tests/memory_budget.rs checks it).
 //!
 //! The library enforces only `run.max_memory_bytes` (part of the configuration, so a run stays
 //! a function of it); [`check_available`] compares with the memory the machine has free, for
@@ -117,6 +120,17 @@ mod tests {
                 "ftl.over_provisioning=0.25",
                 "host.sector_bytes=4096",
                 "ftl.name=\"mt-ftl\"",
+            ],
+            &[
+                "geometry.blocks_per_plane=16",
+                "ftl.over_provisioning=0.25",
+                "ftl.gc_victim=\"fifo\"",
+            ],
+            &[
+                "ftl.name=\"mt-ftl\"",
+                "geometry.blocks_per_plane=16",
+                "ftl.over_provisioning=0.25",
+                "ftl.gc_victim=\"cost-benefit\"",
             ],
             &[
                 "ftl.name=\"st-ftl\"",

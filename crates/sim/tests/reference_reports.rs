@@ -129,23 +129,23 @@ const SCENARIOS: &[Scenario] = &[
 const EXPECTED: &[(&str, &str)] = &[
     (
         "pagemap/mixed",
-        "95ebac04c9c9272ba2ba2f22cd366fda7d1dbdb04dfe4c1929a6847c5831d7d3",
+        "0a58edb9e1037cbb6153cb57d98742238eeee7cbb747b0b0abc6b033d92fce6d",
     ),
     (
         "pagemap/mixed-functional",
-        "25ac582be8d3b34e84729ac1bae507910d243a9d3dda168fad0e584ae20970d2",
+        "669b5030fc6abd2b6e4580d7fb534502aee031ed9b9fba9de791b7851f682f0d",
     ),
     (
         "mt-ftl/mixed",
-        "4681ba4a0689a67ccca282047029c769b92e7fae0b0699577c06b68c30092980",
+        "f4b2b2d0e774a1fb7d6e98a8c9255622f2f362c276a723bfdb4cdc08453cddf5",
     ),
     (
         "mt-ftl/periodic",
-        "d58b717da81007d315c56ca7593d9db7468a065c1de5b975a8c180c87873c8a4",
+        "b06838b1acb0a5466a3372b70e31958e4b624c3c771f51f2085a8c3d543a688e",
     ),
     (
         "st-ftl/mixed",
-        "3cab5da307474e184d4c0b27f89c9f34ab162b628797df206ce8ff8c0a64cf04",
+        "228c229349ac1b4c7033c3acc2e5ecfb6cbfcabaf9fa23b90a5ab8ec73799594",
     ),
     (
         "bast/mixed",
@@ -169,15 +169,15 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "dftl/mixed",
-        "1f2410e6d2fb7d8750eb992f4c37e9590ebb16954429fe934235efb9d2d0b82a",
+        "f7f2745cc0745bf2051dd5f528f9c11956f018c1a2b4d84ddff88e6e5ddf73ae",
     ),
     (
         "cdftl/mixed",
-        "14479c8f79110061d9377623454cf548faba6e53b5417c90b76428ade052a2ad",
+        "263bbc7a1392b57846e32fc8c3eed7488ae8b3d155ac896cace0b3d733cf1048",
     ),
     (
         "fmmu/mixed",
-        "3f0306f84e0af98a586db318595d45a243d6331d92fd9a81e459ca0d81c42e39",
+        "aad85655264e84339bf642b317d251b6f0da22df4130edc53acea89bd4a92f79",
     ),
     (
         "part-ftl/periodic",
@@ -185,11 +185,11 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "wao-gc/periodic",
-        "de2e379482783041bd2d35791cb54ad66d6b18b5517965e04d83245eb476731f",
+        "367600f76562f35a8e93c231fb2707ec19d76ac74495d03123c913ebd2a36ebb",
     ),
     (
         "rtgc/periodic-edf",
-        "f42fbc8cb0e197bbd0eca57253720aa1968e7058cf8cf2a58ad939732207d0ab",
+        "3c6c82f3d4871bc9fd1ad860b0378f5cdc87d1561c364e8f2a0766f8357c3558",
     ),
 ];
 

@@ -102,6 +102,9 @@ pub const FMMU_ENTRY: FtlEntry = registry::settings_entry::<DemandConfig>(
     |c| Ok(Box::new(DemandFtl::two_level(c, Scheme::Fmmu)?)),
 );
 
+/// The demand-paged FTLs: the ones with translation blocks (memory estimates need to know).
+pub const ENTRIES: [FtlEntry; 3] = [DFTL_ENTRY, CDFTL_ENTRY, FMMU_ENTRY];
+
 const TAG_SHIFT: u32 = 56;
 const TAG_PROGRAM: u64 = 1;
 const TAG_BACKGROUND_GC: u64 = 2;
@@ -349,7 +352,7 @@ impl DemandFtl {
             .collect();
         DemandFtl {
             name,
-            blocks: Blocks::new(layout, upp, cfg.gc_victim),
+            blocks: Blocks::with_translation(layout, upp, cfg.gc_victim),
             frontiers: vec![frontier.clone(); (layout.dies() * 2) as usize],
             map: MapTable::new(sizing.logical_units, upp),
             layout,

@@ -6,6 +6,11 @@
 //! kept apart: they have their own buckets, are never a data victim and have their own greedy
 //! victim ([`Blocks::take_translation_victim`]), so mapping pages and host data never share a
 //! block and each is collected by its own GC.
+//!
+//! Memory (docs/performance.md, "Memory"): a 20-byte record per block, a 4-byte free-queue
+//! entry per block, and (units per block + 1) 4-byte bucket heads per plane; translation
+//! buckets only for an FTL built [`Blocks::with_translation`], the close times only for the
+//! policies that read them (FIFO, cost-benefit), the closed-order queues only for FIFO.
 
 use std::collections::VecDeque;
 
@@ -37,15 +42,18 @@ pub enum BlockState {
     Victim,
 }
 
+/// 20 bytes: `state` takes 2 (the other states fill the niche of `Open`'s stream byte).
 #[derive(Debug, Clone, Copy)]
 struct BlockInfo {
-    state: BlockState,
     prev: u32,
     next: u32,
+    /// Slot in `Blocks::heads` while closed: (kind x planes + plane) x (units per block + 1)
+    /// + valid units, kind 1 for translation blocks.
     bucket: u32,
-    closed_at: u64,
-    /// Pages whose program completed (reads of later pages are served from the buffer).
-    durable_pages: u32,
+    /// Pages whose program completed (reads of later pages are served from the buffer); at
+    /// most `geometry.pages_per_block` (<= 4096).
+    durable_pages: u16,
+    state: BlockState,
     /// Opened for [`Stream::Map`]: a translation block until erased.
     translation: bool,
 }
@@ -57,21 +65,45 @@ pub struct Blocks {
     policy: VictimPolicy,
     units_per_block: u32,
     info: Vec<BlockInfo>,
+    /// When each block was closed (units written then): only for FIFO and cost-benefit.
+    closed_at: Vec<u64>,
+    /// Whether `heads` has translation buckets ([`Blocks::with_translation`]).
+    translation_buckets: bool,
     free: Vec<VecDeque<BlockId>>,
     heads: Vec<u32>,
+    /// Closed data blocks of each plane in closing order: only for FIFO.
     closed_order: Vec<VecDeque<BlockId>>,
     closed_count: Vec<u32>,
     closed_translation: u32,
 }
 
 impl Blocks {
+    /// Bookkeeping of data blocks only (an FTL that never opens [`Stream::Map`]).
     pub fn new(layout: Layout, units_per_page: u32, policy: VictimPolicy) -> Self {
+        Self::build(layout, units_per_page, policy, false)
+    }
+
+    /// Bookkeeping of data and translation blocks (demand-paged mapping).
+    pub fn with_translation(layout: Layout, units_per_page: u32, policy: VictimPolicy) -> Self {
+        Self::build(layout, units_per_page, policy, true)
+    }
+
+    fn build(layout: Layout, units_per_page: u32, policy: VictimPolicy, translation: bool) -> Self {
         let units_per_block = layout.pages_per_block * units_per_page;
         let planes = layout.planes() as usize;
-        let mut free = vec![VecDeque::new(); planes];
+        let per_plane = layout.blocks_per_plane as usize;
+        let mut free = vec![VecDeque::with_capacity(per_plane); planes];
         for b in 0..layout.blocks() {
             free[layout.plane_of(b) as usize].push_back(b);
         }
+        let kinds = if translation { 2 } else { 1 };
+        let blocks = layout.blocks() as usize;
+        let reads_close_times = policy != VictimPolicy::Greedy;
+        let fifo_capacity = if policy == VictimPolicy::Fifo {
+            per_plane
+        } else {
+            0
+        };
         Blocks {
             layout,
             policy,
@@ -82,16 +114,19 @@ impl Blocks {
                     prev: NIL,
                     next: NIL,
                     bucket: 0,
-                    closed_at: 0,
                     durable_pages: 0,
                     translation: false,
                 };
-                layout.blocks() as usize
+                blocks
             ],
+            closed_at: vec![0; if reads_close_times { blocks } else { 0 }],
+            translation_buckets: translation,
             free,
             // Data buckets of every plane, then translation buckets of every plane.
-            heads: vec![NIL; 2 * planes * (units_per_block as usize + 1)],
-            closed_order: vec![VecDeque::new(); planes],
+            heads: vec![NIL; kinds * planes * (units_per_block as usize + 1)],
+            closed_order: (0..planes)
+                .map(|_| VecDeque::with_capacity(fifo_capacity))
+                .collect(),
             closed_count: vec![0; planes],
             closed_translation: 0,
         }
@@ -101,7 +136,7 @@ impl Blocks {
         self.info[b as usize].state
     }
     pub fn durable_pages(&self, b: BlockId) -> u32 {
-        self.info[b as usize].durable_pages
+        u32::from(self.info[b as usize].durable_pages)
     }
     pub fn add_durable_page(&mut self, b: BlockId) {
         self.info[b as usize].durable_pages += 1;
@@ -130,6 +165,10 @@ impl Blocks {
 
     /// Takes the oldest free block of `plane` and opens it for a stream.
     pub fn open(&mut self, plane: u32, stream: Stream, lane: u8) -> Option<BlockId> {
+        assert!(
+            stream != Stream::Map || self.translation_buckets,
+            "a translation block needs Blocks::with_translation"
+        );
         let b = self.free[plane as usize].pop_front()?;
         let i = &mut self.info[b as usize];
         i.state = BlockState::Open { stream, lane };
@@ -150,6 +189,9 @@ impl Blocks {
 
     /// Takes the closed translation block with the fewest valid units (greedy), if any.
     pub fn take_translation_victim(&mut self) -> Option<BlockId> {
+        if self.closed_translation == 0 {
+            return None;
+        }
         let upb1 = self.units_per_block as usize + 1;
         let base = self.layout.planes() as usize * upb1;
         let mut best: Option<(usize, BlockId)> = None;
@@ -175,7 +217,9 @@ impl Blocks {
     /// A fully programmed block becomes a GC candidate with `valid` units.
     pub fn close(&mut self, b: BlockId, valid: u32, now_units: u64) {
         self.info[b as usize].state = BlockState::Closed;
-        self.info[b as usize].closed_at = now_units;
+        if let Some(at) = self.closed_at.get_mut(b as usize) {
+            *at = now_units;
+        }
         self.link(b, valid);
         if self.info[b as usize].translation {
             self.closed_translation += 1;
@@ -264,7 +308,7 @@ impl Blocks {
                 q.pop_front();
             }
             if let Some(&b) = q.front() {
-                let t = self.info[b as usize].closed_at;
+                let t = self.closed_at[b as usize];
                 if best.is_none_or(|(bt, _)| t < bt) {
                     best = Some((t, p));
                 }
@@ -283,7 +327,7 @@ impl Blocks {
                 let mut b = self.heads[base + v as usize];
                 while b != NIL {
                     let u = f64::from(v) / f64::from(upb);
-                    let age = (now_units - self.info[b as usize].closed_at + 1) as f64;
+                    let age = (now_units - self.closed_at[b as usize] + 1) as f64;
                     let score = if v == 0 {
                         f64::INFINITY
                     } else {
@@ -395,19 +439,34 @@ impl Blocks {
         Ok(())
     }
 
-    /// Bytes [`Blocks::new`] would allocate (what [`Blocks::state_bytes`] then reports).
-    pub fn estimate_bytes(layout: &Layout, units_per_page: u32) -> u64 {
+    /// Bytes [`Blocks::new`] (or with `translation`, [`Blocks::with_translation`]) would
+    /// allocate: what [`Blocks::state_bytes`] then reports.
+    pub fn estimate_bytes(
+        layout: &Layout,
+        units_per_page: u32,
+        policy: VictimPolicy,
+        translation: bool,
+    ) -> u64 {
         let blocks = u64::from(layout.blocks());
-        let heads = 2
+        let kinds = if translation { 2 } else { 1 };
+        let heads = kinds
             * u64::from(layout.planes())
             * (u64::from(layout.pages_per_block * units_per_page) + 1);
-        blocks * (std::mem::size_of::<BlockInfo>() as u64 + 8) + heads * 4
+        let close_times = if policy == VictimPolicy::Greedy { 0 } else { 8 };
+        let closed_order = if policy == VictimPolicy::Fifo { 4 } else { 0 };
+        let per_block = std::mem::size_of::<BlockInfo>() as u64 + 4 + close_times + closed_order;
+        blocks * per_block + heads * 4
     }
 
+    /// Bytes held: records, close times, bucket heads and the queues' capacity.
     pub fn state_bytes(&self) -> u64 {
+        let queued: usize = (self.free.iter().chain(&self.closed_order))
+            .map(VecDeque::capacity)
+            .sum();
         (self.info.len() * std::mem::size_of::<BlockInfo>()
+            + self.closed_at.len() * 8
             + self.heads.len() * 4
-            + self.info.len() * 8) as u64
+            + queued * 4) as u64
     }
 }
 
@@ -428,9 +487,41 @@ mod tests {
         })
     }
 
+    /// The estimate is what is allocated, for each policy, with and without translation
+    /// buckets; only an FTL with translation blocks pays for their buckets.
+    #[test]
+    fn the_estimate_is_the_state_held() {
+        let layout = one_plane(8);
+        for policy in [
+            VictimPolicy::Greedy,
+            VictimPolicy::CostBenefit,
+            VictimPolicy::Fifo,
+        ] {
+            let data = Blocks::new(layout, 2, policy);
+            let both = Blocks::with_translation(layout, 2, policy);
+            assert_eq!(
+                data.state_bytes(),
+                Blocks::estimate_bytes(&layout, 2, policy, false)
+            );
+            assert_eq!(
+                both.state_bytes(),
+                Blocks::estimate_bytes(&layout, 2, policy, true)
+            );
+            // One plane of 4 pages x 2 units: 9 more 4-byte heads.
+            assert_eq!(both.state_bytes() - data.state_bytes(), 9 * 4);
+        }
+        assert_eq!(std::mem::size_of::<BlockInfo>(), 20);
+    }
+
+    #[test]
+    #[should_panic(expected = "Blocks::with_translation")]
+    fn a_translation_block_needs_translation_buckets() {
+        Blocks::new(one_plane(4), 1, VictimPolicy::Greedy).open(0, Stream::Map, 0);
+    }
+
     #[test]
     fn translation_blocks_are_apart_from_data_victims() {
-        let mut blocks = Blocks::new(one_plane(4), 1, VictimPolicy::Greedy);
+        let mut blocks = Blocks::with_translation(one_plane(4), 1, VictimPolicy::Greedy);
         let data = blocks.open(0, Stream::Host, 0).unwrap();
         let map = blocks.open(0, Stream::Map, 0).unwrap();
         assert!(blocks.is_translation(map) && !blocks.is_translation(data));

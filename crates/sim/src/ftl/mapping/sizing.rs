@@ -127,5 +127,12 @@ pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigErro
     let upp = units_per_page(config, unit_bytes, ftl)?;
     let logical = logical_units(&config.geometry, upp, unit_bytes, over_provisioning, ftl)?;
     let layout = crate::nand::Layout::new(&config.geometry);
-    Ok(super::MapTable::estimate_bytes(logical) + super::Blocks::estimate_bytes(&layout, upp))
+    // Every page-mapping FTL's `gc_victim` defaults to greedy.
+    let policy = setting("gc_victim")
+        .and_then(|v| v.clone().try_into::<super::VictimPolicy>().ok())
+        .unwrap_or(super::VictimPolicy::Greedy);
+    let demand = &crate::ftl::demand::ENTRIES;
+    let translation = demand.iter().any(|entry| entry.name == ftl);
+    let blocks = super::Blocks::estimate_bytes(&layout, upp, policy, translation);
+    Ok(super::MapTable::estimate_bytes(logical) + blocks)
 }

@@ -329,7 +329,8 @@ impl Ftl for Rtgc {
 pub fn estimate_state_bytes(config: &ExperimentConfig) -> Result<u64, ConfigError> {
     let (_, sizing) = RtgcConfig::from_experiment(config)?;
     let layout = Layout::new(&config.geometry);
-    Ok(MapTable::estimate_bytes(sizing.logical_pages) + Blocks::estimate_bytes(&layout, 1))
+    Ok(MapTable::estimate_bytes(sizing.logical_pages)
+        + Blocks::estimate_bytes(&layout, 1, VictimPolicy::Greedy, false))
 }
 
 impl registry::FtlSettings for RtgcConfig {
