@@ -6,8 +6,8 @@ trace format SSDSim and MQSim read (DiskSim ASCII with integer nanoseconds), whi
 replays as `disksim-ns`. Offsets are drawn with Python's `random.Random(seed)` (Mersenne
 Twister), so one seed gives the same file on every machine.
 
-    gen_randwrite_trace.py --count 2000000 --units 943718 --interarrival-ns 100000 \
-        --seed 15 --out ssdsim-2m.trace
+    gen_randwrite_trace.py --count 2000000 --units 901775 --interarrival-ns 100000 \
+        --seed 15 --out w2m-op14.trace
 """
 
 import argparse

@@ -11,12 +11,11 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-SIMS=${1:-/work/sims}
-RUNS=${2:-$SIMS/runs}
+SIMS=$(mkdir -p "${1:-/work/sims}" && cd "${1:-/work/sims}" && pwd)
+RUNS=$(mkdir -p "${2:-$SIMS/runs}" && cd "${2:-$SIMS/runs}" && pwd)
 MQSIM_COMMIT=7ec40e3b198e8bd117f992f051cd610e330e079e
 SSDSIM_COMMIT=f4112896c8e8439382fe9f9dca20052d1b5c936d
-LIMIT_S=600
-mkdir -p "$SIMS" "$RUNS"
+LIMIT_S=${LIMIT_S:-600}   # per run; LIMIT_S=5 makes a quick smoke test of this script
 
 checkout() { # url commit dir [existing git dir]
     local url=$1 commit=$2 dir=$3 git=${4:-}
@@ -56,26 +55,28 @@ timed() { # dir command...: run nice'd under /usr/bin/time -v and timeout, outpu
         "$dir/time.txt" | sed "s|^|$(basename "$dir"): |"
 }
 
-# (a) and (b) on MQSim, 16 GiB `default` preset. "nocache": no DRAM write cache and the whole
-# mapping table in DRAM, as flashlab's pagemap; "cache": MQSim's own 256 MiB write cache and
-# cached mapping table (CMT) from its shipped ssdconfig.xml, everything else the same.
+# (a) and (b) on MQSim, 16 GiB `default` preset, and (d) the same device with 128 blocks per
+# plane (32 GiB). "nocache": no DRAM write cache and the whole mapping table in DRAM, as
+# flashlab's pagemap; "cache": MQSim's own 256 MiB write cache and cached mapping table (CMT)
+# from its shipped ssdconfig.xml, everything else the same.
 for variant in nocache cache; do
-    for w in fresh-375k gc-6m; do
-        d=$RUNS/mqsim-$w-$variant; mkdir -p "$d"
+    for run in 16:fresh-375k 16:gc-6m 32:gc-9m; do
+        size=${run%%:*} w=${run#*:}
+        d=$RUNS/mqsim$size-$w-$variant; mkdir -p "$d"
         if [ $variant = nocache ]; then
-            cp "$HERE/mqsim/ssdconfig-default16.xml" "$d/ssd.xml"
+            cp "$HERE/mqsim/ssdconfig-default$size.xml" "$d/ssd.xml"
             cp "$HERE/mqsim/workload-$w.xml" "$d/workload.xml"
         else
             sed 's/<Caching_Mechanism>SIMPLE</<Caching_Mechanism>ADVANCED</;
                  s/<Ideal_Mapping_Table>true</<Ideal_Mapping_Table>false</' \
-                "$HERE/mqsim/ssdconfig-default16.xml" >"$d/ssd.xml"
+                "$HERE/mqsim/ssdconfig-default$size.xml" >"$d/ssd.xml"
             sed 's/TURNED_OFF/WRITE_CACHE/' "$HERE/mqsim/workload-$w.xml" >"$d/workload.xml"
         fi
         (cd "$d" && nice /usr/bin/time -v timeout "$LIMIT_S" "$SIMS/mqsim/MQSim" \
             -i ssd.xml -w workload.xml 2>time.txt </dev/null \
             | python3 "$HERE/timestamp_lines.py" >stdout.txt) || true
         grep -E "Assertion|Command terminated|Exit status|Elapsed|User time|Maximum resident" \
-            "$d/time.txt" | sed "s|^|mqsim-$w-$variant: |"
+            "$d/time.txt" | sed "s|^|$(basename "$d"): |"
         grep -E "requests generated" "$d/stdout.txt" || true
     done
 done
@@ -83,6 +84,12 @@ timed "$RUNS/flashlab-fresh-375k" "$FLASHLAB" run --workload randwrite:bs=4k,qd=
     --precondition 0 --seed 15 --no-progress --json report.json
 timed "$RUNS/flashlab-gc-6m" "$FLASHLAB" run --workload randwrite:bs=4k,qd=32,count=6e6 \
     --precondition 0 --seed 15 --no-progress --json report.json
+# flashlab in a garbage-collection steady state (issue 15's reference scenario; MQSim's own
+# preconditioning fails on this device, so it has no counterpart).
+timed "$RUNS/flashlab-steady-1m" "$FLASHLAB" run --workload randwrite:bs=4k,qd=32,count=1e6 \
+    --precondition 0.9 --seed 15 --no-progress --json report.json
+timed "$RUNS/flashlab32-gc-9m" "$FLASHLAB" run --workload randwrite:bs=4k,qd=32,count=9e6 \
+    --set geometry.blocks_per_plane=128 --precondition 0 --seed 15 --no-progress --json report.json
 
 # (c) 2 million random 4 KiB writes, 4 GiB device with 14% over-provisioning on both.
 TRACE=$RUNS/w2m-op14.trace
@@ -94,7 +101,7 @@ for bin in ssd ssd-O2; do
     ln -sf "$TRACE" "$d/w2m.trace"   # SSDSim takes names of at most 29 characters
     nice python3 "$HERE/run_ssdsim.py" --ssd "$SIMS/ssdsim/$bin" --dir "$d" --trace w2m.trace \
         --stall-s 20 --timeout-s "$LIMIT_S" | tee "$d/outcome.txt"
-    grep -E "Command terminated|Elapsed|User time|Maximum resident" "$d/time.txt"
+    grep -E "Command terminated|Elapsed|User time|Maximum resident" "$d/time.txt" || true
 done
 timed "$RUNS/flashlab-2m-4g" "$FLASHLAB" run --trace "$TRACE" --trace-format disksim-ns \
     --set trace.address_map=none --set geometry.blocks_per_plane=16 \

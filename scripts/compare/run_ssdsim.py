@@ -64,8 +64,9 @@ def main() -> None:
             cpu = cpu_seconds(proc.pid)
             if size != last_size:
                 last_size, last_growth, last_cpu = size, now, cpu
-            elif now - last_growth > args.stall_s or now - start > args.timeout_s:
-                outcome = "stalled" if now - start <= args.timeout_s else "timeout"
+            stalled = now - last_growth > args.stall_s
+            if stalled or now - start > args.timeout_s:
+                outcome = "stalled" if stalled else "timeout"
                 # The simulator is /usr/bin/time's only child; TERM it, time then reports.
                 subprocess.run(["pkill", "-TERM", "-P", str(proc.pid)], check=False)
                 proc.wait()
