@@ -22,10 +22,14 @@ import tempfile
 from collections import defaultdict
 
 DEFAULT_ARGS = [
-    "--set", "geometry.blocks_per_plane=16",
-    "--set", "ftl.over_provisioning=0.14",
-    "--block-ftl-requests", "0",
-    "--map-cache-requests", "0",
+    "--set",
+    "geometry.blocks_per_plane=16",
+    "--set",
+    "ftl.over_provisioning=0.14",
+    "--block-ftl-requests",
+    "0",
+    "--map-cache-requests",
+    "0",
 ]
 
 # (part, pattern on the function symbol callgrind reports), first match wins.
@@ -45,14 +49,24 @@ PARTS = [
 def run(binary, mode, requests, bench_args, out_dir):
     out = os.path.join(out_dir, f"cg.{mode}.{requests}")
     cmd = [
-        "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+        "valgrind",
+        "--tool=callgrind",
+        f"--callgrind-out-file={out}",
         "--toggle-collect=flashlab_sim::engine::Simulation::run",
-        binary, "bench", "--mode", mode, "--requests", str(requests), *bench_args,
+        binary,
+        "bench",
+        "--mode",
+        mode,
+        "--requests",
+        str(requests),
+        *bench_args,
     ]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     text = subprocess.run(
         ["callgrind_annotate", "--auto=no", "--threshold=100", out],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     total, parts = 0, defaultdict(int)
     for line in text.splitlines():
