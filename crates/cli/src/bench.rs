@@ -16,8 +16,8 @@
 //!   (`--map-cache-requests`, with each line's time per request over pagemap's: issue 12 wants
 //!   DFTL within 3x); the others ([`plan::PAPER_FTLS`], `--ftl-requests`): mt-ftl and st-ftl
 //!   on `mt-board` (random writes), part-ftl, wao-gc and rtgc on `cosmos` as the part-cosmos
-//!   study runs it (2 GiB, EDF die queues) under Table III's periodic tasks, after a
-//!   sequential fill.
+//!   study runs it (2 GiB, EDF die queues) under Table III's periodic tasks, preconditioned to
+//!   steady state (small devices: a second).
 //! - `rtos`: the mt-ftl study's firmware model: mt-ftl's 4 tasks on the simulated uC/OS-II of
 //!   `mt-board`, its `desktop` workload closed loop at `--qd`, preconditioned to steady state,
 //!   with context switches per request and the kernel's CPU share.
@@ -110,7 +110,7 @@ pub struct BenchArgs {
     map_cache_requests: Option<u64>,
     /// Measured requests of each line of mt-ftl, st-ftl, part-ftl, wao-gc and rtgc on their
     /// papers' devices and of the rtos lines (0: no such lines); they take --qd, --precondition
-    /// and --mode [default: 20000]
+    /// and --mode [default: 100000]
     #[arg(long, value_parser = super::count_arg)]
     ftl_requests: Option<u64>,
     /// Directory of the traces the trace section replays (every *.trace file in it)
@@ -135,7 +135,7 @@ impl BenchArgs {
         self.map_cache_requests.unwrap_or(100_000)
     }
     fn ftl_requests(&self) -> u64 {
-        self.ftl_requests.unwrap_or(20_000)
+        self.ftl_requests.unwrap_or(100_000)
     }
     fn scaling_gib(&self) -> Vec<u32> {
         self.scaling_gib

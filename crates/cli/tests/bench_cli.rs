@@ -295,6 +295,8 @@ fn bench_sections_carry_their_figures() {
         assert!(number(m, "requests_per_s") > 0.0, "{m}");
         assert!(number(m, "simulated_s") > 0.0, "{m}");
     }
+    // Closed loop: the 60 s of WebSearch arrivals take a fraction of a second of device time.
+    assert!(number(&traces[1], "simulated_s") < 1.0, "{}", traces[1]);
 
     // Preconditioning alone: 20% of the logical units filled, random overwrites, no requests.
     let p = &pre["precondition"];

@@ -267,8 +267,8 @@ fn map_cache_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<Vec<
     Ok(lines)
 }
 
-/// The FTLs of the other studies on their devices, after a sequential fill (as the block-level
-/// lines: GC or merges start within the measured requests).
+/// The FTLs of the other studies on their devices, preconditioned to steady state (their
+/// devices are small: a second at most), so their GC runs in the measured requests.
 fn paper_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<Vec<Line>, SimError> {
     let mut lines = Vec::new();
     if a.ftl_requests() == 0 {
@@ -289,7 +289,6 @@ fn paper_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<Vec<Line
                 }
             };
             sets.push(format!("ftl.name=\"{}\"", p.ftl));
-            sets.push("run.precondition_max_passes=0".into());
             sets.extend(p.device_sets.iter().map(|s| s.to_string()));
             let config = checked(p.device, None, sets, &[])?;
             let mut l = line(Section::Ftls, mode, config, format!("{} {mode}", p.ftl));

@@ -27,7 +27,7 @@ pub fn header(kind: GroupKind, a: &BenchArgs, first: bool, periodic_title: Optio
             a.map_cache_requests()
         ),
         GroupKind::PaperFtls => format!(
-            "FTLs on their papers' devices: {} requests each (4 KiB random writes at QD {q}, or Table III's periodic jobs), after a sequential fill of {p:.0}%",
+            "FTLs on their papers' devices: {} requests each (4 KiB random writes at QD {q}, or Table III's periodic jobs), preconditioned to {p:.0}%",
             a.ftl_requests()
         ),
         GroupKind::Rtos => format!(
