@@ -1,44 +1,74 @@
-//! `flashlab bench`: simulator speed and memory on the reference scenario: 1 million 4 KiB
-//! random writes at queue depth 32 on the `default` preset (16 GiB: 8 channels x 4 chips x
-//! 2 dies x 2 planes, 8 KiB pages, 256 pages per block, 7% over-provisioning), preconditioned
-//! to 90%, so garbage collection runs all the time. Prints simulated host requests per wall
-//! second (measured phase only) and the process's peak resident memory, with full timing and
-//! functional-only. Peak memory is reset between modes (Linux `clear_refs`).
+//! `flashlab bench`: simulator speed and memory, in sections (`--sections`, see
+//! docs/performance.md for how to read each):
 //!
-//! Then one line per block-level FTL of issue 11 on its paper's device ([`BLOCK_FTLS`]: NFTL on
-//! `nftl-samsung`, BAST, FAST, SAST and KAST on `kast-slc`), so their speed is watched like
-//! pagemap's: the same random writes (`--block-ftl-requests` of them, 20,000 by default: about
-//! a second a line) after a sequential fill only. Their merges reach a steady rate within a
-//! few thousand writes (the log blocks or free blocks are few), so a random pre-pass, which
-//! takes 7-10 s on `kast-slc`, would change nothing but the time.
+//! - `reference`: 1 million 4 KiB random writes at queue depth 32 on the `default` preset
+//!   (16 GiB: 8 channels x 4 chips x 2 dies x 2 planes, 8 KiB pages, 256 pages per block, 7%
+//!   over-provisioning), preconditioned to 90%, so garbage collection runs all the time.
+//!   Simulated host requests per wall second (measured phase only) and the process's peak
+//!   resident memory, with full timing and functional-only (`--mode`).
+//! - `ftls`: one line per registered FTL on its paper's device (a test checks every FTL of the
+//!   registry has one): the block-level FTLs of issue 11 ([`plan::BLOCK_FTLS`]: NFTL on
+//!   `nftl-samsung`, BAST, FAST, SAST and KAST on `kast-slc`; `--block-ftl-requests` random
+//!   writes after a sequential fill only: their merges reach a steady rate within a few
+//!   thousand writes, and a random pre-pass takes 7-10 s on `kast-slc` and changes nothing
+//!   but the time); the map-cache FTLs of issue 12 ([`plan::MAP_CACHE_FTLS`]: DFTL with its
+//!   default 64 KiB cache, CDFTL, FMMU) beside pagemap on the reference device
+//!   (`--map-cache-requests`, with each line's time per request over pagemap's: issue 12 wants
+//!   DFTL within 3x); the others ([`plan::PAPER_FTLS`], `--ftl-requests`): mt-ftl and st-ftl
+//!   on `mt-board` (random writes), part-ftl, wao-gc and rtgc on `cosmos` as the part-cosmos
+//!   study runs it (2 GiB, EDF die queues) under Table III's periodic tasks, preconditioned to
+//!   steady state (small devices: a second).
+//! - `rtos`: the mt-ftl study's firmware model: mt-ftl's 4 tasks on the simulated uC/OS-II of
+//!   `mt-board`, its `desktop` workload closed loop at `--qd`, preconditioned to steady state,
+//!   with context switches per request and the kernel's CPU share.
+//! - `trace`: every `*.trace` of `--trace-dir` (the MQSim traces) replayed closed loop at
+//!   `--qd` on the reference device after a sequential fill; a missing directory gives a
+//!   skipped entry saying why.
+//! - `precondition`: preconditioning the reference device alone: mapping units written (fill,
+//!   random overwrites, idle GC moves) per wall second. Every line's JSON has the same figures
+//!   of its own preconditioning.
+//! - `scaling` (only when named: minutes): the reference workload on `--scaling-gib` sizes
+//!   (more or fewer blocks per plane, over-provisioning adjusted so write amplification stays
+//!   comparable), with the cost per request over the 16 GiB line's and peak memory per GiB.
 //!
-//! Then one line per demand-paged map-cache FTL of issue 12 ([`MAP_CACHE_FTLS`]: DFTL with its
-//! default 64 KiB cache, small beside the `default` device's 15 MiB map, CDFTL and FMMU)
-//! beside pagemap on the reference device (`--device`, `--set`), random writes after a
-//! sequential fill, with each line's time per request over pagemap's (issue 12: DFTL at most
-//! 3x).
+//! Peak memory is reset before every line (Linux `clear_refs`). Lines that take longer than
+//! 10 s say how far they are on standard error.
 //!
 //! With a periodic workload (`--workload periodic:...`, or `[[workload.tasks]]` in `--config`)
 //! the reference lines run it instead of the random writes: its open-loop job arrivals, bounded
 //! by its own `count` and `duration`, after the same preconditioning. There is no queue depth
-//! to set and the FTL comparison lines (random writes) are not run, so `--requests`, `--qd`,
-//! `--block-ftl-requests` and `--map-cache-requests` are refused with it. Requests per second
-//! stay simulated requests per wall second; each timed line adds the simulated time and the
-//! request rate in it (the workload's offered rate when the device keeps up).
+//! to set and the other sections (random writes, traces) are not run, so `--requests`, `--qd`,
+//! `--block-ftl-requests`, `--map-cache-requests` and the other sections are refused with it.
+//! Requests per second stay simulated requests per wall second; each timed line adds the
+//! simulated time and the request rate in it (the workload's offered rate when the device
+//! keeps up).
+//!
+//! `--json FILE` writes one object per line (the table rows), each with its `section`;
+//! skipped lines have `section`, `what` and `skipped` (the reason) only.
+
+mod measure;
+mod plan;
+mod table;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use flashlab_sim::config::{ConfigSource, ExperimentConfig};
-use flashlab_sim::stats::build_report;
-use flashlab_sim::workload::{Pattern, SyntheticSource};
-use flashlab_sim::{SimError, Simulation};
+use flashlab_sim::workload::Pattern;
+use flashlab_sim::SimError;
 
 use super::fail;
+use measure::Figures;
+use plan::GroupKind;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Measured 4 KiB random writes per mode (1000000, 1e6, 250k) [default: 1000000]
+    /// Sections to run, comma separated: reference, ftls, rtos, trace, precondition, scaling
+    /// [default: reference,ftls,rtos,trace,precondition; scaling takes minutes (a 256 GiB
+    /// device), so it runs only when named]
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = section_arg)]
+    sections: Option<Vec<Section>>,
+    /// Measured 4 KiB random writes per mode of the reference lines, and of each scaling line
+    /// (1000000, 1e6, 250k) [default: 1000000]
     #[arg(long, value_parser = super::count_arg)]
     requests: Option<u64>,
     /// Fraction of the logical space preconditioned first
@@ -50,10 +80,11 @@ pub struct BenchArgs {
     /// Which modes to measure
     #[arg(long, value_enum, default_value_t = Mode::Both)]
     mode: Mode,
-    /// Device preset (as `flashlab run --device`)
+    /// Device preset (as `flashlab run --device`) of the reference, map-cache, trace,
+    /// precondition and scaling lines
     #[arg(short, long, value_name = "PRESET", default_value = "default")]
     device: String,
-    /// Extra settings (repeatable)
+    /// Extra settings (repeatable) for the lines on --device
     #[arg(short, long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// A periodic workload in place of the random writes, e.g.
@@ -77,6 +108,17 @@ pub struct BenchArgs {
     /// [default: 100000]
     #[arg(long, value_parser = super::count_arg)]
     map_cache_requests: Option<u64>,
+    /// Measured requests of each line of mt-ftl, st-ftl, part-ftl, wao-gc and rtgc on their
+    /// papers' devices and of the rtos lines (0: no such lines); they take --qd, --precondition
+    /// and --mode [default: 100000]
+    #[arg(long, value_parser = super::count_arg)]
+    ftl_requests: Option<u64>,
+    /// Directory of the traces the trace section replays (every *.trace file in it)
+    #[arg(long, value_name = "DIR", default_value = "../shared/traces")]
+    trace_dir: PathBuf,
+    /// Raw device sizes of the scaling section in GiB, comma separated [default: 4,16,64,256]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = gib_arg)]
+    scaling_gib: Option<Vec<u32>>,
 }
 
 impl BenchArgs {
@@ -92,6 +134,77 @@ impl BenchArgs {
     fn map_cache_requests(&self) -> u64 {
         self.map_cache_requests.unwrap_or(100_000)
     }
+    fn ftl_requests(&self) -> u64 {
+        self.ftl_requests.unwrap_or(100_000)
+    }
+    fn scaling_gib(&self) -> Vec<u32> {
+        self.scaling_gib
+            .clone()
+            .unwrap_or_else(|| plan::SCALING_GIB.to_vec())
+    }
+}
+
+/// A device size in whole GiB, at least 1.
+fn gib_arg(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(gib) if (1..=65_536).contains(&gib) => Ok(gib),
+        _ => Err(format!(
+            "`{text}`: expected a size in whole GiB from 1 to 65536, e.g. 4,16,64,256"
+        )),
+    }
+}
+
+/// A section named on the command line.
+fn section_arg(text: &str) -> Result<Section, String> {
+    Section::ALL
+        .into_iter()
+        .find(|s| s.name() == text.trim())
+        .ok_or_else(|| {
+            format!("`{text}`: expected reference, ftls, rtos, trace, precondition or scaling")
+        })
+}
+
+/// A part of the bench.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    Reference,
+    Ftls,
+    Rtos,
+    Trace,
+    Precondition,
+    Scaling,
+}
+
+impl Section {
+    const ALL: [Section; 6] = [
+        Section::Reference,
+        Section::Ftls,
+        Section::Rtos,
+        Section::Trace,
+        Section::Precondition,
+        Section::Scaling,
+    ];
+
+    /// The default selection: everything but scaling.
+    const DEFAULT: [Section; 5] = [
+        Section::Reference,
+        Section::Ftls,
+        Section::Rtos,
+        Section::Trace,
+        Section::Precondition,
+    ];
+
+    /// The name on the command line and in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Reference => "reference",
+            Section::Ftls => "ftls",
+            Section::Rtos => "rtos",
+            Section::Trace => "trace",
+            Section::Precondition => "precondition",
+            Section::Scaling => "scaling",
+        }
+    }
 }
 
 /// A periodic workload the reference lines run instead of the random writes.
@@ -102,41 +215,11 @@ struct PeriodicRun {
     title: String,
 }
 
-/// The map-cache FTLs of issue 12, after their pagemap baseline, on the reference device.
-pub const MAP_CACHE_FTLS: [&str; 4] = ["pagemap", "dftl", "cdftl", "fmmu"];
-
-/// The block-level FTLs of issue 11, each on the device of its paper.
-pub const BLOCK_FTLS: [(&str, &str); 5] = [
-    ("nftl", "nftl-samsung"),
-    ("bast", "kast-slc"),
-    ("fast", "kast-slc"),
-    ("sast", "kast-slc"),
-    ("kast", "kast-slc"),
-];
-
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     Timed,
     Functional,
     Both,
-}
-
-/// Figures of one benchmark line: a device and FTL in one mode.
-#[derive(Debug, Clone, serde::Serialize)]
-struct Figures {
-    ftl: String,
-    device: String,
-    mode: &'static str,
-    requests: u64,
-    precondition_s: f64,
-    run_s: f64,
-    requests_per_s: f64,
-    peak_rss_mib: Option<f64>,
-    state_mib: f64,
-    write_amplification: Option<f64>,
-    gc_victims: u64,
-    merges: Option<u64>,
-    simulated_s: f64,
 }
 
 pub fn bench_command(a: &BenchArgs) -> i32 {
@@ -154,8 +237,10 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let (reference, block_lines, map_lines) = match bench_lines(a, modes, periodic.as_ref()) {
-        Ok(lines) => lines,
+    let groups = match sections(a, periodic.is_some())
+        .and_then(|s| plan::groups(a, &s, modes, periodic.as_ref()))
+    {
+        Ok(groups) => groups,
         Err(e) => return fail(&e),
     };
     // With the JSON on standard output, the tables go to standard error.
@@ -169,113 +254,89 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
             println!("{line}");
         }
     };
-    say(match &periodic {
-        Some(p) => format!(
-            "flashlab bench: {}, device `{}`, preconditioned to {:.0}%",
-            p.title,
-            a.device,
-            a.precondition * 100.0
-        ),
-        None => format!(
-            "flashlab bench: {} x 4 KiB random writes, QD {}, device `{}`, preconditioned to {:.0}%",
-            a.requests(),
-            a.qd(),
-            a.device,
-            a.precondition * 100.0
-        ),
-    });
-    say(format!(
-        "{:<11} {:>11} {:>10} {:>8} {:>14} {:>14} {:>10} {:>6} {:>9}",
-        "mode",
-        "requests",
-        "precond s",
-        "run s",
-        "requests/s",
-        "peak RSS MiB",
-        "state MiB",
-        "WA",
-        "GC runs"
-    ));
+    let periodic_title = periodic.as_ref().map(|p| p.title.as_str());
     let mut all = Vec::new();
-    for (name, config) in &reference {
-        match measure(name, config) {
-            Ok(f) => {
-                say(reference_row(&f));
-                all.push(f);
-            }
+    for (i, group) in groups.iter().enumerate() {
+        say(table::header(group.kind, a, i == 0, periodic_title));
+        for s in &group.skipped {
+            say(table::skipped_row(s));
+            all.push(serde_json::to_value(s).expect("a skipped line serializes"));
+        }
+        let figures = match measure_group(group, &say) {
+            Ok(f) => f,
             Err(e) => return fail(&e),
-        }
-    }
-    if periodic.is_some() {
-        for f in all.iter().filter(|f| f.simulated_s > 0.0) {
-            say(simulated_rate_line(f));
-        }
-    }
-    if !block_lines.is_empty() {
-        say(format!(
-            "\nblock-level FTLs: {} x 4 KiB random writes each, QD {}, after a sequential fill of {:.0}%",
-            a.block_ftl_requests(),
-            a.qd(),
-            a.precondition * 100.0
-        ));
-        say(format!(
-            "{:<6} {:<13} {:<11} {:>10} {:>8} {:>14} {:>14} {:>6} {:>9}",
-            "ftl",
-            "device",
-            "mode",
-            "precond s",
-            "run s",
-            "requests/s",
-            "peak RSS MiB",
-            "WA",
-            "merges"
-        ));
-    }
-    for (name, config) in &block_lines {
-        match measure(name, config) {
-            Ok(f) => {
-                say(block_row(&f));
-                all.push(f);
+        };
+        if periodic.is_some() {
+            for f in figures.iter().filter(|f| f.simulated_s > 0.0) {
+                say(table::simulated_rate_line(f));
             }
-            Err(e) => return fail(&e),
         }
-    }
-    if !map_lines.is_empty() {
-        say(format!(
-            "\nmap-cache FTLs on `{}`: {} x 4 KiB random writes each, QD {}, after a sequential fill of {:.0}%",
-            a.device,
-            a.map_cache_requests(),
-            a.qd(),
-            a.precondition * 100.0
-        ));
-        say(format!(
-            "{:<8} {:<11} {:>10} {:>8} {:>14} {:>14} {:>6} {:>11}",
-            "ftl", "mode", "precond s", "run s", "requests/s", "peak RSS MiB", "WA", "x pagemap"
-        ));
-    }
-    let mut baseline: Vec<(&str, f64)> = Vec::new();
-    for (name, config) in &map_lines {
-        match measure(name, config) {
-            Ok(f) => {
-                if f.ftl == "pagemap" {
-                    baseline.push((name, f.requests_per_s));
-                }
-                let base = baseline.iter().find(|(m, _)| m == name).map(|b| b.1);
-                say(map_cache_row(&f, base));
-                all.push(f);
-            }
-            Err(e) => return fail(&e),
-        }
+        all.extend(
+            figures
+                .iter()
+                .map(|f| serde_json::to_value(f).expect("figures serialize")),
+        );
     }
     match json_out {
-        Some(out) => {
-            super::write_json(out, &serde_json::to_value(&all).expect("figures serialize"))
-        }
+        Some(out) => super::write_json(out, &serde_json::Value::Array(all)),
         None => 0,
     }
 }
 
-type Lines = Vec<(&'static str, ExperimentConfig)>;
+/// Measures a group's lines, printing each row when measured (the scaling rows, which
+/// compare with each other, once all are).
+fn measure_group(group: &plan::Group, say: &dyn Fn(String)) -> Result<Vec<Figures>, SimError> {
+    let mut figures: Vec<Figures> = Vec::new();
+    for line in &group.lines {
+        let f = measure::measure(line)?;
+        if group.kind == GroupKind::Scaling {
+            eprintln!(
+                "bench: {} done: {:.0} requests/s",
+                line.label, f.requests_per_s
+            );
+        } else {
+            let pagemap = figures
+                .iter()
+                .find(|b| b.ftl == "pagemap" && b.mode == f.mode)
+                .map(|b| b.requests_per_s);
+            say(table::row(group.kind, &f, pagemap));
+        }
+        figures.push(f);
+    }
+    if group.kind == GroupKind::Scaling {
+        measure::relate_scaling(&mut figures);
+        for f in &figures {
+            say(table::row(group.kind, f, None));
+        }
+    }
+    Ok(figures)
+}
+
+/// The sections to run: `--sections`, or the default; a periodic workload has the reference
+/// lines only, and `--scaling-gib` needs the scaling section.
+fn sections(a: &BenchArgs, periodic: bool) -> Result<Vec<Section>, SimError> {
+    let chosen = a.sections.clone();
+    if a.scaling_gib.is_some()
+        && !chosen
+            .as_ref()
+            .is_some_and(|s| s.contains(&Section::Scaling))
+    {
+        return Err(SimError::Input {
+            location: "--scaling-gib".into(),
+            message: "the scaling section is not selected (add scaling to --sections, e.g. --sections scaling)".into(),
+        });
+    }
+    if periodic {
+        if let Some(other) = chosen.iter().flatten().find(|s| **s != Section::Reference) {
+            return Err(SimError::Input {
+                location: format!("--sections {}", other.name()),
+                message: "a periodic workload runs the reference lines only (allowed: --sections reference)".into(),
+            });
+        }
+        return Ok(vec![Section::Reference]);
+    }
+    Ok(chosen.unwrap_or_else(|| Section::DEFAULT.to_vec()))
+}
 
 /// The periodic workload of `--workload`, `--config` or `--set`, if it is one; `--workload`
 /// takes nothing else, and the options of the random-write lines do not go with it.
@@ -295,7 +356,7 @@ fn periodic_workload(a: &BenchArgs) -> Result<Option<PeriodicRun>, SimError> {
         return Err(SimError::Input {
             location: "trace.path".into(),
             message: format!(
-                "bench does not replay traces ({}): give a periodic workload or none (`flashlab run --trace` replays one)",
+                "bench replays the traces of --trace-dir in its trace section, not {}: give a periodic workload or none (`flashlab run --trace` replays one)",
                 config.trace.path
             ),
         });
@@ -318,6 +379,8 @@ fn periodic_workload(a: &BenchArgs) -> Result<Option<PeriodicRun>, SimError> {
         ("--qd", a.qd.is_some()),
         ("--block-ftl-requests", a.block_ftl_requests.is_some()),
         ("--map-cache-requests", a.map_cache_requests.is_some()),
+        ("--ftl-requests", a.ftl_requests.is_some()),
+        ("--scaling-gib", a.scaling_gib.is_some()),
     ];
     if let Some((option, _)) = random_write_options.iter().find(|o| o.1) {
         return Err(SimError::Input {
@@ -335,209 +398,4 @@ fn periodic_workload(a: &BenchArgs) -> Result<Option<PeriodicRun>, SimError> {
         sets: spec_sets,
         title,
     }))
-}
-
-/// What the simulated time of a periodic line was, and the request rate in it.
-fn simulated_rate_line(f: &Figures) -> String {
-    format!(
-        "{}: {} requests in {:.3} simulated s: {:.0} requests per simulated s",
-        f.mode,
-        f.requests,
-        f.simulated_s,
-        f.requests as f64 / f.simulated_s
-    )
-}
-
-/// The configurations of the reference lines (one per mode), of the block-level FTL lines
-/// (one per FTL and mode) and of the map-cache lines, each checked against the memory
-/// available. A periodic workload has the reference lines only.
-fn bench_lines(
-    a: &BenchArgs,
-    modes: &[(&'static str, bool)],
-    periodic: Option<&PeriodicRun>,
-) -> Result<(Lines, Lines, Lines), SimError> {
-    let file = a.config.as_deref();
-    let mut reference = Vec::new();
-    for &(name, functional) in modes {
-        let sets = match periodic {
-            Some(p) => periodic_sets(a, p, functional),
-            None => scenario_sets(a, a.requests(), functional),
-        };
-        reference.push((name, checked(&a.device, file, sets, &a.sets)?));
-    }
-    if periodic.is_some() {
-        return Ok((reference, Vec::new(), Vec::new()));
-    }
-    let mut block_lines = Vec::new();
-    if a.block_ftl_requests() > 0 {
-        for (ftl, device) in BLOCK_FTLS {
-            for &(name, functional) in modes {
-                let mut sets = scenario_sets(a, a.block_ftl_requests(), functional);
-                sets.push(format!("ftl.name=\"{ftl}\""));
-                sets.push("run.precondition_max_passes=0".into());
-                block_lines.push((name, checked(device, None, sets, &[])?));
-            }
-        }
-    }
-    let mut map_lines = Vec::new();
-    if a.map_cache_requests() > 0 {
-        for ftl in MAP_CACHE_FTLS {
-            for &(name, functional) in modes {
-                let mut sets = scenario_sets(a, a.map_cache_requests(), functional);
-                sets.push(format!("ftl.name=\"{ftl}\""));
-                sets.push("run.precondition_max_passes=0".into());
-                map_lines.push((name, checked(&a.device, file, sets, &a.sets)?));
-            }
-        }
-    }
-    Ok((reference, block_lines, map_lines))
-}
-
-/// A map-cache line; `pagemap_per_s` is the pagemap line's requests/s in the same mode.
-fn map_cache_row(f: &Figures, pagemap_per_s: Option<f64>) -> String {
-    let slower = pagemap_per_s.map_or("n/a".into(), |p| {
-        format!("{:.2}", p / f.requests_per_s.max(1e-9))
-    });
-    format!(
-        "{:<8} {:<11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>6} {:>11}",
-        f.ftl,
-        f.mode,
-        f.precondition_s,
-        f.run_s,
-        f.requests_per_s,
-        rss_text(f),
-        wa_text(f),
-        slower
-    )
-}
-
-fn reference_row(f: &Figures) -> String {
-    format!(
-        "{:<11} {:>11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>10.1} {:>6} {:>9}",
-        f.mode,
-        f.requests,
-        f.precondition_s,
-        f.run_s,
-        f.requests_per_s,
-        rss_text(f),
-        f.state_mib,
-        wa_text(f),
-        f.gc_victims
-    )
-}
-
-fn block_row(f: &Figures) -> String {
-    format!(
-        "{:<6} {:<13} {:<11} {:>10.2} {:>8.2} {:>14.0} {:>14} {:>6} {:>9}",
-        f.ftl,
-        f.device,
-        f.mode,
-        f.precondition_s,
-        f.run_s,
-        f.requests_per_s,
-        rss_text(f),
-        wa_text(f),
-        f.merges.map_or("n/a".into(), |m| m.to_string())
-    )
-}
-
-fn rss_text(f: &Figures) -> String {
-    f.peak_rss_mib.map_or("n/a".into(), |m| format!("{m:.1}"))
-}
-
-fn wa_text(f: &Figures) -> String {
-    f.write_amplification
-        .map_or("n/a".into(), |wa| format!("{wa:.2}"))
-}
-
-/// The bench's random writes: `requests` of 4 KiB at `--qd` after preconditioning.
-fn scenario_sets(a: &BenchArgs, requests: u64, functional: bool) -> Vec<String> {
-    vec![
-        "workload.pattern=\"uniform\"".to_string(),
-        "workload.read_fraction=0.0".into(),
-        "workload.block_size=4096".into(),
-        "workload.align_bytes=4096".into(),
-        format!("workload.queue_depth={}", a.qd()),
-        format!("workload.count={requests}"),
-        format!("run.precondition={}", toml::Value::Float(a.precondition)),
-        format!("run.functional_only={functional}"),
-    ]
-}
-
-/// A periodic line: the workload as given, after the bench's preconditioning.
-fn periodic_sets(a: &BenchArgs, p: &PeriodicRun, functional: bool) -> Vec<String> {
-    let mut sets = vec![
-        format!("run.precondition={}", toml::Value::Float(a.precondition)),
-        format!("run.functional_only={functional}"),
-    ];
-    sets.extend(p.sets.iter().cloned());
-    sets
-}
-
-/// The configuration of `device` (and `file`) with the scenario's and the user's settings, if
-/// it fits in memory.
-fn checked(
-    device: &str,
-    file: Option<&std::path::Path>,
-    mut sets: Vec<String>,
-    user_sets: &[String],
-) -> Result<ExperimentConfig, SimError> {
-    sets.extend(user_sets.iter().cloned());
-    let config = ExperimentConfig::load(&ConfigSource {
-        preset: Some(device),
-        file,
-        sets: &sets,
-    })?;
-    flashlab_sim::memory::check_available(&config)?;
-    Ok(config)
-}
-
-fn measure(mode: &'static str, config: &ExperimentConfig) -> Result<Figures, SimError> {
-    let config = config.clone();
-    reset_peak_rss();
-    let t0 = Instant::now();
-    let mut sim = Simulation::new(&config)?;
-    sim.precondition()?;
-    let t1 = Instant::now();
-    let source: Box<dyn flashlab_sim::workload::RequestSource> =
-        if config.workload.pattern == Pattern::Periodic {
-            flashlab_sim::workload_source(&config, &sim)?
-        } else {
-            Box::new(SyntheticSource::new(
-                &config.workload,
-                sim.logical_bytes(),
-                config.run.seed,
-            )?)
-        };
-    let describe = sim.run(source, &mut |_| {})?.describe();
-    let run_s = t1.elapsed().as_secs_f64();
-    let report = build_report(&sim, describe);
-    Ok(Figures {
-        ftl: report.ftl.clone(),
-        device: report.preset.clone(),
-        mode,
-        requests: report.host.all.count,
-        precondition_s: (t1 - t0).as_secs_f64(),
-        run_s,
-        requests_per_s: report.host.all.count as f64 / run_s.max(1e-9),
-        peak_rss_mib: peak_rss_bytes().map(|b| b as f64 / (1 << 20) as f64),
-        state_mib: report.device.state_bytes as f64 / (1 << 20) as f64,
-        write_amplification: report.write_amplification,
-        gc_victims: report.gc.gc_runs,
-        merges: report.merges.as_ref().map(|m| m.total),
-        simulated_s: report.elapsed_ns as f64 / 1e9,
-    })
-}
-
-/// Resets the kernel's peak-RSS mark of this process (Linux >= 4.0; ignored elsewhere).
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// Peak resident set size of this process since start or the last reset.
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }

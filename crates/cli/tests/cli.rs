@@ -1,5 +1,5 @@
 //! Integration tests of the `flashlab` binary: exit codes, error messages, help, JSON report,
-//! determinism, verify runs, presets, FTLs and bench.
+//! determinism, verify runs, presets and FTLs (bench: bench_cli.rs).
 //!
 //! Every run uses a small device (16 blocks per plane, 25% over-provisioning, half
 //! preconditioned, 5,000 requests) so the whole file takes a few seconds.
@@ -8,7 +8,9 @@ mod common;
 
 use std::process::{Command, Stdio};
 
-use common::{at, flashlab, path_str, read_json, scratch, truncate, Outcome, BIN};
+use common::{
+    assert_bad_input, at, flashlab, path_str, read_json, scratch, truncate, Outcome, BIN,
+};
 use serde_json::Value;
 
 /// A small, fast experiment on the `default` preset.
@@ -31,27 +33,6 @@ fn run_small(extra: &[&str]) -> Outcome {
     args.extend_from_slice(SMALL);
     args.extend_from_slice(extra);
     flashlab(&args)
-}
-
-/// Bad input: exit code 2, one line on stderr starting with "error: " and containing every
-/// one of `mentions`, no panic, nothing on stdout.
-fn assert_bad_input(r: &Outcome, mentions: &[&str]) {
-    let ctx = r.context();
-    assert!(!r.stderr.contains("panicked"), "panicked\n{ctx}");
-    assert_eq!(r.code, Some(2), "exit code of bad input must be 2\n{ctx}");
-    assert!(r.stdout.is_empty(), "bad input printed to stdout\n{ctx}");
-    assert!(
-        r.stderr.starts_with("error: "),
-        "stderr must start with `error: `\n{ctx}"
-    );
-    assert_eq!(
-        r.stderr.lines().count(),
-        1,
-        "stderr must be exactly one line\n{ctx}"
-    );
-    for m in mentions {
-        assert!(r.stderr.contains(m), "error does not mention `{m}`\n{ctx}");
-    }
 }
 
 fn bad_run(args: &[&str], mentions: &[&str]) {
@@ -297,14 +278,6 @@ fn nan_settings_are_rejected() {
         failures.is_empty(),
         "NaN accepted or not reported as bad input:\n{}",
         failures.join("\n")
-    );
-}
-
-#[test]
-fn bench_bad_input() {
-    assert_bad_input(
-        &flashlab(&["bench", "--set", "geometry.channels=0"]),
-        &["geometry.channels", "1 ..= 256"],
     );
 }
 
@@ -596,7 +569,7 @@ fn verify_run_checks_data() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// presets, ftls, bench
+// presets, ftls
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -740,184 +713,6 @@ fn ftls_lists_pagemap_and_its_settings() {
     ] {
         assert!(r.stdout.contains(s), "lacks `{s}`\n{}", r.context());
     }
-}
-
-#[test]
-fn bench_writes_json_figures() {
-    let dir = scratch("bench");
-    let file = dir.join("bench.json");
-    let r = flashlab(&[
-        "bench",
-        "--requests",
-        "2000",
-        "--precondition",
-        "0.2",
-        "--set",
-        "geometry.blocks_per_plane=16",
-        "--set",
-        "ftl.over_provisioning=0.25",
-        "--block-ftl-requests",
-        "1500",
-        "--map-cache-requests",
-        "1000",
-        "--json",
-        path_str(&file),
-    ]);
-    r.assert_success();
-    let figures = read_json(&file);
-    let lines = figures.as_array().expect("an array of lines");
-    let names: Vec<(&str, &str, &str)> = lines
-        .iter()
-        .map(|m| {
-            let text = |k: &str| m[k].as_str().unwrap();
-            (text("ftl"), text("device"), text("mode"))
-        })
-        .collect();
-    let mut expected = vec![
-        ("pagemap", "default", "timed"),
-        ("pagemap", "default", "functional"),
-    ];
-    for (ftl, device) in [
-        ("nftl", "nftl-samsung"),
-        ("bast", "kast-slc"),
-        ("fast", "kast-slc"),
-        ("sast", "kast-slc"),
-        ("kast", "kast-slc"),
-    ] {
-        expected.push((ftl, device, "timed"));
-        expected.push((ftl, device, "functional"));
-    }
-    for ftl in ["pagemap", "dftl", "cdftl", "fmmu"] {
-        expected.push((ftl, "default", "timed"));
-        expected.push((ftl, "default", "functional"));
-    }
-    assert_eq!(names, expected);
-    let (map_lines, lines) = (&lines[12..], &lines[..12]);
-    for m in map_lines {
-        assert_eq!(m["requests"], 1000, "{m}");
-        assert!(m["requests_per_s"].as_f64().unwrap() > 0.0, "{m}");
-    }
-    assert!(
-        r.stdout.contains("x pagemap") && r.stdout.contains("\ndftl "),
-        "{}",
-        r.stdout
-    );
-    for (i, m) in lines.iter().enumerate() {
-        let requests = if i < 2 { 2000 } else { 1500 };
-        assert_eq!(m["requests"], requests, "{m}");
-        assert!(m["requests_per_s"].as_f64().unwrap() > 0.0, "{m}");
-        assert!(m["state_mib"].as_f64().unwrap() > 0.0, "{m}");
-        assert!(m["write_amplification"].as_f64().unwrap() > 0.0, "{m}");
-        if i < 2 {
-            assert!(m["merges"].is_null(), "pagemap does not merge: {m}");
-        } else {
-            assert!(m["merges"].as_u64().unwrap() > 0, "no merge measured: {m}");
-        }
-    }
-    assert!(lines[0]["simulated_s"].as_f64().unwrap() > 0.0);
-    for ftl in ["nftl", "bast", "fast", "sast", "kast"] {
-        assert!(
-            r.stdout.contains(&format!("\n{ftl} ")),
-            "no {ftl} line:\n{}",
-            r.stdout
-        );
-    }
-}
-
-#[test]
-fn bench_without_block_ftl_lines() {
-    let r = flashlab(&[
-        "bench",
-        "--requests",
-        "500",
-        "--precondition",
-        "0.2",
-        "--mode",
-        "functional",
-        "--set",
-        "geometry.blocks_per_plane=16",
-        "--set",
-        "ftl.over_provisioning=0.25",
-        "--block-ftl-requests",
-        "0",
-        "--map-cache-requests",
-        "0",
-        "--json",
-        "-",
-    ]);
-    r.assert_success();
-    let lines: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
-    assert_eq!(lines.as_array().map(Vec::len), Some(1), "{lines}");
-    assert!(!r.stderr.contains("block-level FTLs"), "{}", r.stderr);
-    assert!(!r.stderr.contains("map-cache FTLs"), "{}", r.stderr);
-}
-
-/// A periodic workload replaces the random writes of the reference lines: its open-loop jobs
-/// until its count, from `--workload` or `[[workload.tasks]]` in `--config`, with the
-/// simulated request rate; the random-write options are refused with it.
-#[test]
-fn bench_runs_a_periodic_workload() {
-    let small = [
-        "--precondition",
-        "0.2",
-        "--set",
-        "geometry.blocks_per_plane=16",
-        "--set",
-        "ftl.over_provisioning=0.25",
-        "--json",
-        "-",
-    ];
-    let dir = scratch("bench-periodic");
-    let file = dir.join("tasks.toml");
-    std::fs::write(
-        &file,
-        "[workload]\npattern = \"periodic\"\ncount = 40\n[[workload.tasks]]\nop = \"write\"\npages = 2\nperiod_ns = 1_000_000\ncount = 2\n[[workload.tasks]]\nop = \"read\"\npages = 1\nperiod_ns = 500_000\n",
-    )
-    .unwrap();
-    let spec = flashlab(
-        &[
-            &[
-                "bench",
-                "--workload",
-                "periodic:tasks=2xw2p@1ms+r1p@500us,count=40",
-            ],
-            &small[..],
-        ]
-        .concat(),
-    );
-    let toml = flashlab(&[&["bench", "--config", path_str(&file)], &small[..]].concat());
-    for r in [&spec, &toml] {
-        r.assert_success();
-        let lines: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
-        let lines = lines.as_array().expect("an array of lines");
-        assert_eq!(lines.len(), 2, "timed and functional only: {lines:?}");
-        for m in lines {
-            assert_eq!(m["requests"], 40, "{m}");
-            // 40 jobs, 4 per ms: the last released at 9.5 ms, done within 1.5 ms.
-            let simulated_s = m["simulated_s"].as_f64().unwrap();
-            assert!((0.0095..0.011).contains(&simulated_s), "{m}");
-        }
-        assert!(
-            r.stderr.contains("periodic workload of 3 tasks")
-                && r.stderr.contains("timed: 40 requests in 0.01")
-                && !r.stderr.contains("random writes")
-                && !r.stderr.contains("map-cache FTLs"),
-            "{}",
-            r.stderr
-        );
-    }
-    assert_bad_input(
-        &flashlab(&["bench", "--workload", "periodic:tasks=w1p@1ms", "--qd", "4"]),
-        &["--qd", "periodic"],
-    );
-    assert_bad_input(
-        &flashlab(&["bench", "--workload", "randread:count=5"]),
-        &["--workload", "periodic"],
-    );
-    assert_bad_input(
-        &flashlab(&["bench", "--set", "trace.path=\"t.csv\""]),
-        &["trace.path", "bench does not replay traces"],
-    );
 }
 
 /// The study's computed claims: in results.json with these sources, in order, each with a

@@ -98,3 +98,24 @@ pub fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
             .unwrap_or_else(|| panic!("document has no `{path}` (missing `{k}`)\n{v}"))
     })
 }
+
+/// Bad input: exit code 2, one line on stderr starting with "error: " and containing every
+/// one of `mentions`, no panic, nothing on stdout.
+pub fn assert_bad_input(r: &Outcome, mentions: &[&str]) {
+    let ctx = r.context();
+    assert!(!r.stderr.contains("panicked"), "panicked\n{ctx}");
+    assert_eq!(r.code, Some(2), "exit code of bad input must be 2\n{ctx}");
+    assert!(r.stdout.is_empty(), "bad input printed to stdout\n{ctx}");
+    assert!(
+        r.stderr.starts_with("error: "),
+        "stderr must start with `error: `\n{ctx}"
+    );
+    assert_eq!(
+        r.stderr.lines().count(),
+        1,
+        "stderr must be exactly one line\n{ctx}"
+    );
+    for m in mentions {
+        assert!(r.stderr.contains(m), "error does not mention `{m}`\n{ctx}");
+    }
+}
