@@ -16,6 +16,7 @@
 //! `host.data_over_link`); when the last sub-request is done, the completion message (if
 //! `host.completion_bytes` > 0) crosses the link up (`CompletionOut`) and the request completes.
 
+mod bulk;
 mod cpu;
 pub mod events;
 mod map_unit;
@@ -27,7 +28,7 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-pub use precondition::{PreconditionProgress, PreconditionSummary};
+pub use precondition::{PathCounts, PreconditionPath, PreconditionProgress, PreconditionSummary};
 
 use crate::config::{ExperimentConfig, MAX_SIMULATED_NS};
 use crate::flash::{CmdId, Completion, FlashScheduler, NIL};
