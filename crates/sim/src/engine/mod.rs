@@ -213,6 +213,9 @@ pub struct Simulation {
     logical_sectors: u64,
     measure_start_ns: u64,
     precondition: Option<PreconditionSummary>,
+    /// Preconditioning's bulk write in flight, which bypasses the overlap tracker
+    /// (`bulk.rs`): 0 or 1, counted in the FTL's `host_outstanding`.
+    bulk_outstanding: usize,
     /// Asked every so many steps whether to stop (see [`crate::stop`]).
     stop: StopPoll,
 }
@@ -301,6 +304,7 @@ impl Simulation {
             logical_sectors,
             measure_start_ns: 0,
             precondition: None,
+            bulk_outstanding: 0,
             stop: StopPoll::default(),
             cfg: cfg.clone(),
         })
@@ -994,7 +998,7 @@ impl Simulation {
                 Call::FlashDone(_) | Call::Wakeup(_) => MapQueue::Response,
             },
             request_weights: None,
-            host_outstanding: self.order.len(),
+            host_outstanding: self.order.len() + self.bulk_outstanding,
             sector_bytes: self.sector_bytes as u32,
         };
         let result = match call {

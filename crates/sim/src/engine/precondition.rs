@@ -9,7 +9,15 @@
 //! background watermark) runs to its end, still untimed and unmeasured, so the measurement
 //! starts from the state a real device reaches after a pause, not with GC debt that the first
 //! idle moment of the measured run would pay (a read-only replay then does no GC at all).
-//! Everything goes through the normal host path, so verify runs check it too.
+//!
+//! Each write goes through the bulk path (`bulk.rs`): the engine's own admission, chopping,
+//! FTL CPU queue and completion routing, so every FTL (mt-ftl's RTOS model, multi-core FTL
+//! CPUs and map units included, whose time is zero in functional-only mode) gets the same
+//! calls in the same order as through `submit` and `run_until_idle`, and verify runs check
+//! it (the shadow map sees every write); only the host statistics, reset at the end, are not
+//! kept. Where the bulk path cannot be shown equivalent (something in flight, effects parked
+//! behind an in-order commit, a warm-up prefix running) a write takes the full host path;
+//! [`Simulation::precondition_on_path`] forces the full path, for tests and measurements.
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
