@@ -372,8 +372,11 @@ fn run_command(a: &RunArgs) -> i32 {
     if !a.quiet {
         let table = render_table(&report);
         let footer = format!(
-            "  wall time: preconditioning {:.2} s, measured run {:.2} s ({:.0} simulated requests per second)\n",
+            "  wall time: preconditioning {:.2} s{}, measured run {:.2} s ({:.0} simulated requests per second)\n",
             wall.precondition.as_secs_f64(),
+            wall.precondition_rate
+                .map(|r| format!(" ({})", units_per_second(r)))
+                .unwrap_or_default(),
             wall.run.as_secs_f64(),
             report.host.all.count as f64 / wall.run.as_secs_f64().max(1e-9)
         );
@@ -420,6 +423,8 @@ pub(crate) fn write_json(out: Output, value: &serde_json::Value) -> i32 {
 /// Wall-clock time of the phases of a run.
 struct WallTime {
     precondition: Duration,
+    /// Mapping units preconditioning wrote per second (fill and random overwrites).
+    precondition_rate: Option<f64>,
     run: Duration,
 }
 
@@ -430,19 +435,25 @@ fn simulate(
 ) -> Result<(flashlab_sim::Report, WallTime), SimError> {
     let started = Instant::now();
     let mut sim = Simulation::new(config)?;
+    let mut precondition_rate = None;
     if config.run.precondition > 0.0 {
         let bar = show_progress.then(|| precondition_bar(config, sim.logical_bytes()));
+        let mut rate = UnitRate::new(sim.ftl().trim_unit_bytes());
         let summary = sim.precondition_with_progress(&mut |p| {
             if let Some(bar) = &bar {
-                show_precondition(bar, p);
+                show_precondition(bar, p, rate.of(p));
             }
         })?;
+        let units = summary.fill_bytes / rate.unit_bytes + summary.random_writes;
+        let per_second = rate.per_second(units);
+        precondition_rate = Some(per_second);
         if let Some(bar) = bar {
             bar.finish_with_message(format!(
-                "preconditioned: {:.2} random passes, WA {:.2}{}",
+                "preconditioned: {:.2} random passes, WA {:.2}{}, {}",
                 summary.random_passes,
                 summary.write_amplification,
-                if summary.steady { " (steady)" } else { "" }
+                if summary.steady { " (steady)" } else { "" },
+                units_per_second(per_second)
             ));
         }
     }
@@ -482,6 +493,7 @@ fn simulate(
     }
     let wall = WallTime {
         precondition: preconditioned - started,
+        precondition_rate,
         run: preconditioned.elapsed(),
     };
     Ok((build_report(&sim, describe), wall))
@@ -542,16 +554,60 @@ fn precondition_bar(config: &ExperimentConfig, logical_bytes: u64) -> ProgressBa
     bar
 }
 
+/// Mapping units preconditioning has written, from its progress, and their rate in wall
+/// time (shown to the user only, never put in a report).
+struct UnitRate {
+    unit_bytes: u64,
+    fill_units: u64,
+    started: Instant,
+}
+
+impl UnitRate {
+    fn new(unit_bytes: u32) -> Self {
+        UnitRate {
+            unit_bytes: u64::from(unit_bytes).max(1),
+            fill_units: 0,
+            started: Instant::now(),
+        }
+    }
+
+    /// Units written per second up to the progress point `p`.
+    fn of(&mut self, p: PreconditionProgress) -> f64 {
+        let units = match p {
+            PreconditionProgress::Fill {
+                done_bytes,
+                total_bytes,
+            } => {
+                self.fill_units = total_bytes / self.unit_bytes;
+                done_bytes / self.unit_bytes
+            }
+            PreconditionProgress::Random { passes, .. } => {
+                self.fill_units + (passes * self.fill_units as f64) as u64
+            }
+        };
+        self.per_second(units)
+    }
+
+    fn per_second(&self, units: u64) -> f64 {
+        units as f64 / self.started.elapsed().as_secs_f64().max(1e-9)
+    }
+}
+
+fn units_per_second(rate: f64) -> String {
+    format!("{:.2} M units written per second", rate / 1e6)
+}
+
 /// The fill is the first half of the bar, the random overwrites (up to the pass budget) the
-/// second half.
-fn show_precondition(bar: &ProgressBar, p: PreconditionProgress) {
+/// second half; `rate` is units written per second so far.
+fn show_precondition(bar: &ProgressBar, p: PreconditionProgress, rate: f64) {
+    let rate = units_per_second(rate);
     match p {
         PreconditionProgress::Fill {
             done_bytes,
             total_bytes,
         } => {
             bar.set_position(500 * done_bytes / total_bytes.max(1));
-            bar.set_message("sequential fill");
+            bar.set_message(format!("sequential fill, {rate}"));
         }
         PreconditionProgress::Random {
             passes,
@@ -560,7 +616,7 @@ fn show_precondition(bar: &ProgressBar, p: PreconditionProgress) {
         } => {
             bar.set_position(500 + (500.0 * passes / max_passes.max(1e-9)).min(500.0) as u64);
             bar.set_message(format!(
-                "random overwrites: {passes:.2} passes, WA {write_amplification:.2}"
+                "random overwrites: {passes:.2} passes, WA {write_amplification:.2}, {rate}"
             ));
         }
     }

@@ -16,6 +16,7 @@
 //! `host.data_over_link`); when the last sub-request is done, the completion message (if
 //! `host.completion_bytes` > 0) crosses the link up (`CompletionOut`) and the request completes.
 
+mod bulk;
 mod cpu;
 pub mod events;
 mod map_unit;
@@ -27,7 +28,7 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-pub use precondition::{PreconditionProgress, PreconditionSummary};
+pub use precondition::{PathCounts, PreconditionPath, PreconditionProgress, PreconditionSummary};
 
 use crate::config::{ExperimentConfig, MAX_SIMULATED_NS};
 use crate::flash::{CmdId, Completion, FlashScheduler, NIL};
@@ -212,6 +213,9 @@ pub struct Simulation {
     logical_sectors: u64,
     measure_start_ns: u64,
     precondition: Option<PreconditionSummary>,
+    /// Preconditioning's bulk write in flight, which bypasses the overlap tracker
+    /// (`bulk.rs`): 0 or 1, counted in the FTL's `host_outstanding`.
+    bulk_outstanding: usize,
     /// Asked every so many steps whether to stop (see [`crate::stop`]).
     stop: StopPoll,
 }
@@ -300,6 +304,7 @@ impl Simulation {
             logical_sectors,
             measure_start_ns: 0,
             precondition: None,
+            bulk_outstanding: 0,
             stop: StopPoll::default(),
             cfg: cfg.clone(),
         })
@@ -993,7 +998,7 @@ impl Simulation {
                 Call::FlashDone(_) | Call::Wakeup(_) => MapQueue::Response,
             },
             request_weights: None,
-            host_outstanding: self.order.len(),
+            host_outstanding: self.order.len() + self.bulk_outstanding,
             sector_bytes: self.sector_bytes as u32,
         };
         let result = match call {

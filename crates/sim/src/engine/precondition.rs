@@ -9,7 +9,15 @@
 //! background watermark) runs to its end, still untimed and unmeasured, so the measurement
 //! starts from the state a real device reaches after a pause, not with GC debt that the first
 //! idle moment of the measured run would pay (a read-only replay then does no GC at all).
-//! Everything goes through the normal host path, so verify runs check it too.
+//!
+//! Each write goes through the bulk path (`bulk.rs`): the engine's own admission, chopping,
+//! FTL CPU queue and completion routing, so every FTL (mt-ftl's RTOS model, multi-core FTL
+//! CPUs and map units included, whose time is zero in functional-only mode) gets the same
+//! calls in the same order as through `submit` and `run_until_idle`, and verify runs check
+//! it (the shadow map sees every write); only the host statistics, reset at the end, are not
+//! kept. Where the bulk path cannot be shown equivalent (something in flight, effects parked
+//! behind an in-order commit, a warm-up prefix running) a write takes the full host path;
+//! [`Simulation::precondition_on_path`] forces the full path, for tests and measurements.
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -36,6 +44,28 @@ pub enum PreconditionProgress {
         max_passes: f64,
         write_amplification: f64,
     },
+}
+
+/// How preconditioning's writes reach the FTL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreconditionPath {
+    /// The bulk path (`engine/bulk.rs`) wherever it is equivalent to the full path.
+    Bulk,
+    /// Every write through the full host path (`submit`, `run_until_idle`).
+    Full,
+}
+
+/// How many of preconditioning's writes took which path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathCounts {
+    pub bulk: u64,
+    pub full: u64,
+}
+
+/// The chosen path and what took it.
+struct Writes {
+    path: PreconditionPath,
+    counts: PathCounts,
 }
 
 /// What preconditioning did.
@@ -71,15 +101,32 @@ impl Simulation {
         &mut self,
         progress: &mut dyn FnMut(PreconditionProgress),
     ) -> Result<PreconditionSummary, SimError> {
+        let (summary, _) = self.precondition_on_path(PreconditionPath::Bulk, progress)?;
+        Ok(summary)
+    }
+
+    /// [`Simulation::precondition_with_progress`] on a chosen path (both leave the same
+    /// state; [`PreconditionPath::Full`] is there to check that, and to measure the gain);
+    /// also gives how many writes took which path.
+    pub fn precondition_on_path(
+        &mut self,
+        path: PreconditionPath,
+        progress: &mut dyn FnMut(PreconditionProgress),
+    ) -> Result<(PreconditionSummary, PathCounts), SimError> {
         let fraction = self.cfg.run.precondition;
         let max_passes = self.cfg.run.precondition_max_passes;
-        let summary = self.precondition_to(fraction, max_passes, progress)?;
+        let mut writes = Writes {
+            path,
+            counts: PathCounts::default(),
+        };
+        let summary = self.precondition_to(&mut writes, fraction, max_passes, progress)?;
         self.precondition = Some(summary.clone());
-        Ok(summary)
+        Ok((summary, writes.counts))
     }
 
     fn precondition_to(
         &mut self,
+        writes: &mut Writes,
         fraction: f64,
         max_passes: f64,
         progress: &mut dyn FnMut(PreconditionProgress),
@@ -96,7 +143,7 @@ impl Simulation {
         }
         let was_functional = self.functional;
         self.set_functional(true);
-        self.sequential_fill(fill, progress)?;
+        self.sequential_fill(writes, fill, progress)?;
         summary.fill_bytes = fill;
         let units = fill / unit;
         let window = (units / 4).max(1024);
@@ -105,7 +152,7 @@ impl Simulation {
         let mut previous: Option<f64> = None;
         while summary.random_writes < budget {
             let n = window.min(budget - summary.random_writes);
-            let wa = self.random_window(&mut rng, units, unit, n)?;
+            let wa = self.random_window(writes, &mut rng, units, unit, n)?;
             summary.random_writes += n;
             summary.write_amplification = wa;
             let passes = summary.random_writes as f64 / units as f64;
@@ -131,6 +178,7 @@ impl Simulation {
 
     fn sequential_fill(
         &mut self,
+        writes: &mut Writes,
         fill: u64,
         progress: &mut dyn FnMut(PreconditionProgress),
     ) -> Result<(), SimError> {
@@ -138,8 +186,7 @@ impl Simulation {
         let mut at = 0;
         while at < fill {
             let len = CHUNK.min(fill - at);
-            self.submit(write(at, len))?;
-            self.run_until_idle()?;
+            self.write_until_idle(writes, at, len)?;
             at += len;
             progress(PreconditionProgress::Fill {
                 done_bytes: at,
@@ -147,6 +194,24 @@ impl Simulation {
             });
         }
         Ok(())
+    }
+
+    /// Writes `len` bytes at `offset` and runs until the device is idle: through the bulk path
+    /// where it applies and was chosen, else through the full host path.
+    fn write_until_idle(
+        &mut self,
+        writes: &mut Writes,
+        offset: u64,
+        len: u64,
+    ) -> Result<(), SimError> {
+        if writes.path == PreconditionPath::Bulk && self.bulk_path_applies() {
+            writes.counts.bulk += 1;
+            let s = self.sector_bytes;
+            return self.bulk_write(offset / s, len / s);
+        }
+        writes.counts.full += 1;
+        self.submit(write(offset, len))?;
+        self.run_until_idle()
     }
 
     /// Lets the FTL do its idle-time work (background GC to its watermark) until it has nothing
@@ -164,6 +229,7 @@ impl Simulation {
     /// `n` random single-unit overwrites; returns the window's write amplification.
     fn random_window(
         &mut self,
+        writes: &mut Writes,
         rng: &mut Pcg64Mcg,
         units: u64,
         unit: u64,
@@ -173,8 +239,7 @@ impl Simulation {
         let before = self.flash.counters().programmed_pages();
         for _ in 0..n {
             let u = rng.random_range(0..units);
-            self.submit(write(u * unit, unit))?;
-            self.run_until_idle()?;
+            self.write_until_idle(writes, u * unit, unit)?;
         }
         let flash_bytes = (self.flash.counters().programmed_pages() - before) * page_bytes;
         Ok(flash_bytes as f64 / (n * unit) as f64)
