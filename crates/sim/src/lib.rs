@@ -26,6 +26,7 @@ pub mod experiment;
 pub mod flash;
 pub mod ftl;
 pub mod host;
+pub mod large_array;
 pub mod memory;
 pub mod nand;
 pub mod realtime;

@@ -5,24 +5,37 @@
 //! within the documented bounds.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 use std::sync::Mutex;
 
 use flashlab_sim::nand::{Layout as NandLayout, Nand};
 use flashlab_sim::{ExperimentConfig, Simulation};
 
-/// Counts live and peak heap bytes of this test process (measurement only: it holds no
-/// simulation state). The tests of this binary take [`SERIAL`], so nothing else allocates
-/// while one measures.
+/// Counts live and peak heap bytes per thread (measurement only: it holds no simulation
+/// state), so what the test harness's own thread allocates meanwhile (result lines of other
+/// tests) is not counted; a simulation is built and run on its test's thread. The tests of
+/// this binary also take [`SERIAL`], so they measure one at a time.
 struct Counting;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static LIVE: Cell<usize> = const { Cell::new(0) };
+    static PEAK: Cell<usize> = const { Cell::new(0) };
+}
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn counted(size: usize) {
-    let now = LIVE.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK.fetch_max(now, Ordering::Relaxed);
+    let _ = LIVE.try_with(|live| {
+        live.set(live.get().wrapping_add(size));
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(live.get())));
+    });
+}
+
+fn uncounted(size: usize) {
+    let _ = LIVE.try_with(|live| live.set(live.get().wrapping_sub(size)));
+}
+
+fn live() -> usize {
+    LIVE.with(Cell::get)
 }
 
 unsafe impl GlobalAlloc for Counting {
@@ -42,12 +55,12 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
         System.dealloc(p, layout);
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        uncounted(layout.size());
     }
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let q = System.realloc(p, layout, new_size);
         if !q.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            uncounted(layout.size());
             counted(new_size);
         }
         q
@@ -94,9 +107,9 @@ const FTL_FIXED_BYTES_MAX: u64 = 64 << 10;
 
 /// Heap bytes live after `build` (run alone: [`SERIAL`] held) and what it returned.
 fn allocated_by<T>(build: impl FnOnce() -> T) -> (u64, T) {
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let built = build();
-    ((LIVE.load(Ordering::Relaxed) - before) as u64, built)
+    ((live() - before) as u64, built)
 }
 
 /// The formula is the estimate, the state the report shows (`device.state_bytes`) and, as
@@ -171,14 +184,14 @@ fn measure(sets: &[&str], queue_depth: u32) -> (u64, u64) {
     ];
     all.extend_from_slice(sets);
     let config = ExperimentConfig::with_sets("default", &all).unwrap();
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let mut sim = Simulation::new(&config).unwrap();
-    let built = LIVE.load(Ordering::Relaxed) - before;
-    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    let built = live() - before;
+    PEAK.with(|p| p.set(live()));
     let source = flashlab_sim::workload_source(&config, &sim).unwrap();
     sim.run(source, &mut |_| {}).unwrap();
     assert_eq!(sim.host_stats().completed(), 4000);
-    let running = PEAK.load(Ordering::Relaxed) - before - built;
+    let running = PEAK.with(Cell::get) - before - built;
     (built as u64, running as u64)
 }
 
@@ -232,16 +245,16 @@ fn a_garbage_collecting_run_adds_a_bounded_amount() {
         ],
     )
     .unwrap();
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let mut sim = Simulation::new(&config).unwrap();
-    let built = LIVE.load(Ordering::Relaxed) - before;
-    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    let built = live() - before;
+    PEAK.with(|p| p.set(live()));
     sim.precondition().unwrap();
     let source = flashlab_sim::workload_source(&config, &sim).unwrap();
     sim.run(source, &mut |_| {}).unwrap();
     let moved = sim.ftl_counters().gc_units_moved;
     assert!(moved > 50_000, "GC moved only {moved} units");
-    let added = (PEAK.load(Ordering::Relaxed) - before - built) as u64;
+    let added = (PEAK.with(Cell::get) - before - built) as u64;
     assert!(
         added <= GC_RUN_BYTES_MAX,
         "preconditioning and a GC run add {added} bytes, bound {GC_RUN_BYTES_MAX}"

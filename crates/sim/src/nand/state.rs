@@ -182,8 +182,8 @@ impl Nand {
             spare_tags: None,
             order: ProgramOrder::Sequential,
             nop: 1,
-            oob: vec![OobEntry::EMPTY; units],
-            valid: vec![0; units.div_ceil(64)],
+            oob: crate::large_array::filled(units, OobEntry::EMPTY),
+            valid: crate::large_array::filled(units.div_ceil(64), 0),
             payload: payloads.then(|| vec![0; layout.pages() as usize * sectors_per_page as usize]),
         }
     }

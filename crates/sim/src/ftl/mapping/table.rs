@@ -21,7 +21,7 @@ impl MapTable {
     /// A table of `logical_units` unmapped units on pages of `units_per_page` slots.
     pub fn new(logical_units: u32, units_per_page: u32) -> Self {
         MapTable {
-            l2p: vec![UNMAPPED; logical_units as usize],
+            l2p: crate::large_array::filled(logical_units as usize, UNMAPPED),
             per_page: Divisor::new(units_per_page),
             units_per_page,
         }
