@@ -293,6 +293,39 @@ fn a_ratio_above_eq12_bound_is_refused() {
     assert_eq!(waogc::largest_ratio(16, 1), 0.4375);
 }
 
+/// On blocks too small for any λ (P = 2: a victim with one valid page needs its copy and two
+/// partial steps, three pages), the error says that no ratio works and which block size
+/// would, instead of an empty range.
+#[test]
+fn blocks_too_small_for_any_ratio_say_so() {
+    let err = ExperimentConfig::with_sets(
+        "default",
+        &[
+            "ftl.name=\"wao-gc\"",
+            "geometry.pages_per_block=2",
+            "ftl.logical_ratio=0.02",
+        ],
+    )
+    .unwrap_err()
+    .to_string();
+    for part in [
+        "ftl.logical_ratio",
+        "no logical ratio works with P = 2",
+        "geometry.pages_per_block >= 3 at c = 2",
+    ] {
+        assert!(err.contains(part), "lacks `{part}`: {err}");
+    }
+    assert!(!err.contains("..= 0)"), "no empty range: {err}");
+    assert_eq!(waogc::smallest_block_for_a_ratio(2), 3);
+    assert!(waogc::largest_ratio(3, 2) >= 0.01);
+    assert!(waogc::largest_ratio(2, 2) < 0.01);
+    // The smallest block is the first that allows a ratio, at any c.
+    for c in [1, 2, 4] {
+        let p = waogc::smallest_block_for_a_ratio(c);
+        assert!(waogc::largest_ratio(p, c) >= 0.01 && waogc::largest_ratio(p - 1, c) < 0.01);
+    }
+}
+
 /// GC as late as possible: on a fresh die of 16 blocks of 16 pages, the first 15 blocks fill
 /// (240 page writes, overwriting the 123 logical pages) without any collection; the 241st
 /// write finds the open block full and only the reserved block free, opens it and starts the

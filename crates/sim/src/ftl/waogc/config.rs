@@ -89,6 +89,17 @@ pub fn steps_for(valid: u32, copies: u32) -> u32 {
     valid.div_ceil(copies) + 1
 }
 
+/// The smallest λ `ftl.logical_ratio` takes.
+const MIN_LOGICAL_RATIO: f64 = 0.01;
+
+/// The fewest pages per block with which some λ of at least [`MIN_LOGICAL_RATIO`] is allowed
+/// at `copies` per step.
+pub fn smallest_block_for_a_ratio(copies: u32) -> u32 {
+    (2..=u32::MAX)
+        .find(|&p| largest_ratio(p, copies) >= MIN_LOGICAL_RATIO)
+        .expect("large blocks allow a ratio")
+}
+
 impl WaoGcConfig {
     /// Parses and checks the `[ftl]` table against the device.
     pub fn from_experiment(config: &ExperimentConfig) -> Result<(Self, Sizing), ConfigError> {
@@ -98,28 +109,54 @@ impl WaoGcConfig {
         Ok((cfg, sizing))
     }
 
+    /// Why `logical_ratio` is refused for P = `p` and c = `c`: above eq. 12's bound, or, on
+    /// blocks too small for any λ (no victim with even one valid page fits), that no ratio
+    /// works at all and which block size would.
+    fn ratio_error(&self, p: u32, c: u32) -> ConfigError {
+        let bound = ratio_bound(p, c);
+        let largest = largest_ratio(p, c);
+        if largest < MIN_LOGICAL_RATIO {
+            let fits = smallest_block_for_a_ratio(c);
+            return ConfigError::invalid(
+                "ftl.logical_ratio",
+                self.logical_ratio,
+                format!(
+                    "no logical ratio works with P = {p} pages per block and c = {c} copies \
+                     per step: a victim with even one valid page needs its copy, its \
+                     {} partial steps and their host writes within the reserved block \
+                     (part-ftl.txt eq. 12, integer form), so the one-partial-step guarantee \
+                     cannot hold",
+                    steps_for(1, c)
+                ),
+                format!(
+                    "none at P = {p}; geometry.pages_per_block >= {fits} at c = {c} allows some"
+                ),
+            );
+        }
+        ConfigError::invalid(
+            "ftl.logical_ratio",
+            self.logical_ratio,
+            format!(
+                "above part-ftl.txt eq. 12's bound for P = {p} pages per block and c = {c} \
+                 copies per step ((P - 1) c / ((c + 1) P) = {bound:.4}; a victim may hold at \
+                 most {} valid pages so that its copies and the host writes of its \
+                 collection fit the reserved block): the one-partial-step guarantee would \
+                 not hold",
+                max_victim_valid(p, c)
+            ),
+            format!(
+                "{MIN_LOGICAL_RATIO} ..= {largest}, or a larger ftl.copies_per_step or \
+                 geometry.pages_per_block"
+            ),
+        )
+    }
+
     fn sizing(&self, config: &ExperimentConfig) -> Result<Sizing, ConfigError> {
         let g = &config.geometry;
         let p = g.pages_per_block;
         let c = self.copies_per_step;
-        let bound = ratio_bound(p, c);
         if !ratio_allowed(self.logical_ratio, p, c) {
-            return Err(ConfigError::invalid(
-                "ftl.logical_ratio",
-                self.logical_ratio,
-                format!(
-                    "above part-ftl.txt eq. 12's bound for P = {p} pages per block and c = {c} \
-                     copies per step ((P - 1) c / ((c + 1) P) = {bound:.4}; a victim may hold at \
-                     most {} valid pages so that its copies and the host writes of its \
-                     collection fit the reserved block): the one-partial-step guarantee would \
-                     not hold",
-                    max_victim_valid(p, c)
-                ),
-                format!(
-                    "0.01 ..= {}, or a larger ftl.copies_per_step or geometry.pages_per_block",
-                    largest_ratio(p, c)
-                ),
-            ));
+            return Err(self.ratio_error(p, c));
         }
         if g.oob_bytes < OOB_ENTRY_BYTES {
             return Err(ConfigError::invalid(
@@ -143,7 +180,7 @@ impl WaoGcConfig {
         Ok(Sizing {
             logical_pages,
             pages_per_block: p,
-            ratio_bound: bound,
+            ratio_bound: ratio_bound(p, c),
         })
     }
 }

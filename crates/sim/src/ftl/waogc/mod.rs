@@ -35,7 +35,10 @@ mod check;
 mod config;
 mod gc;
 
-pub use config::{largest_ratio, max_victim_valid, ratio_allowed, ratio_bound, steps_for};
+pub use config::{
+    largest_ratio, max_victim_valid, ratio_allowed, ratio_bound, smallest_block_for_a_ratio,
+    steps_for,
+};
 pub use config::{Sizing, StepScope, WaoGcConfig};
 
 use super::mapping::{Blocks, MapTable, PageData, VictimPolicy};
