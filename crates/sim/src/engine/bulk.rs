@@ -16,12 +16,13 @@
 //! - the [`crate::host::OverlapTracker`] (a B-tree insert and removal per write, 7% of the
 //!   instructions): with nothing else in flight the write starts at once, and the one thing
 //!   the FTL sees of the tracker, its length (`host_outstanding`), is kept by
-//!   `bulk_outstanding`, 1 from admission until the host sees the write complete.
+//!   `bulk_outstanding`, 1 from admission until the host sees the write complete (cleared where
+//!   the tracker would have let it go, in `request_done`).
 //!
 //! Everything else the FTL can observe goes through the engine's own code: admission order
 //! and version numbers, chopping and sub-request ids, the FTL CPU's call queue (completions
 //! and wake-ups before new sub-requests), flash completions, the verify shadow, and wake-up
-//! events, which advance simulated time as before (the loop is [`Simulation::step`]'s). The path is taken only where this equivalence holds: functional-only
+//! events, which advance simulated time as before. The path is taken only where this equivalence holds: functional-only
 //! mode with nothing in flight and no handler effects parked behind an in-order commit
 //! ([`Simulation::bulk_path_applies`]); elsewhere preconditioning uses the full path.
 //! `tests/precondition_bulk.rs` compares the two on every registered FTL.
@@ -65,33 +66,8 @@ impl Simulation {
             measured: self.observer.is_some(),
         });
         self.bulk_outstanding = 1;
-        let result = self
-            .command_in(id)
-            .and_then(|()| self.run_bulk_until_idle(id));
+        let result = self.command_in(id).and_then(|()| self.run_until_idle());
         self.bulk_outstanding = 0;
         result
-    }
-
-    /// [`Simulation::run_until_idle`], step for step as [`Simulation::step`], counting the
-    /// bulk write `req` outstanding until the host sees it complete (its last sub-request
-    /// done): the moment the overlap tracker would have let it go.
-    fn run_bulk_until_idle(&mut self, req: u32) -> Result<(), SimError> {
-        loop {
-            self.stop.point()?;
-            self.drain_completions()?;
-            if let Some(call) = self.next_call() {
-                if self.reqs.get(req).subs_left == 0 {
-                    self.bulk_outstanding = 0;
-                }
-                self.run_call(call)?;
-            } else if let Some(ev) = self.immediate.pop_front() {
-                self.handle(ev)?;
-            } else if let Some((t, ev)) = self.events.pop() {
-                self.now = t;
-                self.handle(ev)?;
-            } else {
-                return Ok(());
-            }
-        }
     }
 }

@@ -869,6 +869,8 @@ impl Simulation {
         }
         let mut unblocked = std::mem::take(&mut self.unblocked);
         self.order.finish(req, &mut unblocked);
+        // A preconditioning bulk write (the only request then) is done for the FTL too.
+        self.bulk_outstanding = 0;
         for id in unblocked.drain(..) {
             self.start_request(id);
         }
