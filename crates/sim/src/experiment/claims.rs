@@ -81,6 +81,29 @@ impl PaperClaim {
         );
         claim
     }
+
+    /// A claim the run has no figure for: "not measured", which differs, saying `why`.
+    pub fn not_measured(source: &str, claim: &str, paper: &str, why: impl Into<String>) -> Self {
+        PaperClaim::new(source, claim, paper, "not measured", Verdict::Differs, why)
+    }
+
+    /// A claim that holds or not (reproduced or differs). When it does not, `why` says why;
+    /// a `why` that points to the docs ("docs/...") reads "does not hold on this run (docs/...)".
+    pub fn holds(
+        source: &str,
+        claim: &str,
+        paper: &str,
+        ours: String,
+        ok: bool,
+        why: &str,
+    ) -> Self {
+        let why = match (ok, why.starts_with("docs/")) {
+            (true, _) => String::new(),
+            (false, true) => format!("does not hold on this run ({why})"),
+            (false, false) => why.to_string(),
+        };
+        PaperClaim::new(source, claim, paper, ours, Verdict::from_holds(ok), why)
+    }
 }
 
 /// The claims as text, one line each (verdict, claim, paper, ours) and a `why:` line under

@@ -68,23 +68,16 @@ fn bus_busiest(p: &FmmuPoint) -> bool {
 }
 
 fn unmeasured(source: &str, claim: &str, paper: &str, what: &str) -> PaperClaim {
-    PaperClaim::new(
+    PaperClaim::not_measured(
         source,
         claim,
         paper,
-        "not measured",
-        Verdict::Differs,
         format!("this run has no {what} (--parts, --schemes, --synthetic, --traces)"),
     )
 }
 
 fn holds(source: &str, claim: &str, paper: &str, ours: String, ok: bool, why: &str) -> PaperClaim {
-    let why = match (ok, why.starts_with("docs/")) {
-        (true, _) => String::new(),
-        (false, true) => format!("does not hold on this run ({why})"),
-        (false, false) => why.to_string(),
-    };
-    PaperClaim::new(source, claim, paper, ours, Verdict::from_holds(ok), why)
+    PaperClaim::holds(source, claim, paper, ours, ok, why)
 }
 
 struct Points<'p> {

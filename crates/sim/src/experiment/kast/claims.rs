@@ -56,12 +56,10 @@ impl<'p> Web<'p> {
 }
 
 fn unmeasured(source: &str, claim: &str, paper: &str, what: &str) -> PaperClaim {
-    PaperClaim::new(
+    PaperClaim::not_measured(
         source,
         claim,
         paper,
-        "not measured",
-        Verdict::Differs,
         format!("this run has no {what} on the `{CLAIMS_WORKLOAD}` stand-in (quick sizes?)"),
     )
 }

@@ -84,12 +84,10 @@ fn secs(ns: f64) -> String {
 }
 
 fn unmeasured(source: &str, claim: &str, paper: &str, what: &str) -> PaperClaim {
-    PaperClaim::new(
+    PaperClaim::not_measured(
         source,
         claim,
         paper,
-        "not measured",
-        Verdict::Differs,
         format!("this run has no {what} (quick sizes?)"),
     )
 }

@@ -46,23 +46,16 @@ fn span(v: &[f64], digits: usize) -> String {
 }
 
 fn unmeasured(source: &str, claim: &str, paper: &str) -> PaperClaim {
-    PaperClaim::new(
+    PaperClaim::not_measured(
         source,
         claim,
         paper,
-        "not measured",
-        Verdict::Differs,
         "the study has not every device, trace and block size of the paper",
     )
 }
 
 fn holds(source: &str, claim: &str, paper: &str, ours: String, ok: bool, why: &str) -> PaperClaim {
-    let why = match (ok, why.starts_with("docs/")) {
-        (true, _) => String::new(),
-        (false, true) => format!("does not hold on this run ({why})"),
-        (false, false) => why.to_string(),
-    };
-    PaperClaim::new(source, claim, paper, ours, Verdict::from_holds(ok), why)
+    PaperClaim::holds(source, claim, paper, ours, ok, why)
 }
 
 /// One case (device, trace, block size): its plain, lookup-table and page-cache runs.
