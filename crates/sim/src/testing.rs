@@ -4,7 +4,9 @@
 //! (`crates/sim/tests/differential.rs`) by running [`run_steps`] on configurations whose
 //! `ftl.name` selects it; nothing in this module knows about a particular FTL.
 //!
-//! What "passing" means, for any sequence of [`Step`]s and any queue depth:
+//! What "passing" means, for any sequence of [`Step`]s and any queue depth, whether the steps
+//! are submitted in batches of the queue depth or kept at that depth in a closed loop
+//! ([`Options::continuous`], the only way a flush meets writes still buffered):
 //! - the run is a verify run (`run.verify` is forced on): every sector a read returns is
 //!   compared by the engine with a shadow copy of the last data version written to it (or
 //!   "never written" after a trim of a whole trim unit); a stale or lost sector makes the
@@ -91,16 +93,42 @@ pub struct Options {
     /// Writes carry this periodic task id and relative deadline in ns (the paths of
     /// real-time FTLs that act per task); `None`: no task, no deadline.
     pub write_task: Option<(u32, u64)>,
+    /// Keep `queue_depth` requests outstanding, submitting the next step as soon as one
+    /// completes (a closed loop), instead of submitting `queue_depth` steps at once and
+    /// running to idle. Only this way does a flush arrive while writes acknowledged before it
+    /// still wait in a write buffer, so that the flush rule is really tested; the invariants
+    /// are checked after every [`CONTINUOUS_SEGMENT`] x `queue_depth` steps, with nothing in
+    /// flight (or every `idle_every_steps`).
+    pub continuous: bool,
+    /// Steps between the idle points of a continuous run, where the invariants are checked
+    /// (0: [`CONTINUOUS_SEGMENT`] x `queue_depth`). Each idle point drains the write buffers,
+    /// so some races need long stretches without one (PaRT-FTL's early flush took 12,000
+    /// steps of a hot mix: never within 512).
+    pub idle_every_steps: usize,
 }
 
+/// Steps (in queue depths) between the idle points of a continuous run, by default.
+pub const CONTINUOUS_SEGMENT: usize = 8;
+
 impl Options {
-    /// Clamped addresses and a final read-back, at `queue_depth`.
+    /// Clamped addresses and a final read-back, at `queue_depth`, in batches.
     pub fn new(queue_depth: usize) -> Self {
         Options {
             queue_depth,
             clamp: true,
             final_readback: true,
             write_task: None,
+            continuous: false,
+            idle_every_steps: 0,
+        }
+    }
+
+    /// [`Options::new`] with `queue_depth` requests kept outstanding (see
+    /// [`Options::continuous`]).
+    pub fn continuous(queue_depth: usize) -> Self {
+        Options {
+            continuous: true,
+            ..Options::new(queue_depth)
         }
     }
 }
@@ -195,8 +223,13 @@ pub fn run_steps_with(
         sectors_trimmed: 0,
     };
     let qd = options.queue_depth.max(1);
-    for (batch_no, chunk) in steps.chunks(qd).enumerate() {
-        let first = batch_no * qd;
+    let segment = match (options.continuous, options.idle_every_steps) {
+        (false, _) => qd,
+        (true, 0) => CONTINUOUS_SEGMENT * qd,
+        (true, steps) => steps,
+    };
+    for (batch_no, chunk) in steps.chunks(segment).enumerate() {
+        let first = batch_no * segment;
         driver.run_batch("step", first, chunk.iter().copied())?;
     }
     if options.final_readback {
@@ -269,8 +302,16 @@ impl Driver {
     ) -> Result<(), String> {
         let ftl = self.ftl.clone();
         let mut last = first;
+        let qd = self.options.queue_depth.max(1) as u64;
         for (i, step) in steps.enumerate() {
             last = first + i;
+            if self.options.continuous {
+                // At most `qd` outstanding once this one is in.
+                let done = (self.submitted + 1).saturating_sub(qd);
+                self.sim
+                    .run_until_completed(self.completed_before + done)
+                    .map_err(|e| format!("FTL `{ftl}`: before {kind} {last}: {}", describe(&e)))?;
+            }
             let r = self.request(step);
             self.sim
                 .submit(r)
@@ -401,4 +442,45 @@ pub fn random_steps(seed: u64, n: usize, logical_sectors: u64) -> Vec<Step> {
             }
         })
         .collect()
+}
+
+/// `n` steps drawn from a synthetic workload given in the command line's compact syntax
+/// (`KIND:KEY=VALUE,...`, e.g. `zipf:theta=1.1,read=0.3,trim=0.15,flush=37,bs=512-16k`) over
+/// `logical_sectors` host sectors of `sector_bytes`: the same generator `flashlab run` uses,
+/// so a hostile run found on the command line becomes a differential test. Only the
+/// request stream is taken (pacing keys are ignored: the harness sets the queue depth).
+pub fn workload_steps(
+    spec: &str,
+    seed: u64,
+    n: usize,
+    logical_sectors: u64,
+    sector_bytes: u64,
+) -> Result<Vec<Step>, String> {
+    use crate::workload::{parse_spec, RequestSource, SyntheticSource};
+    let w = parse_spec(spec).map_err(|e| format!("{spec}: {e}"))?;
+    let mut source = SyntheticSource::new(&w, logical_sectors * sector_bytes, seed)
+        .map_err(|e| format!("{spec}: {e}"))?;
+    let mut steps = Vec::with_capacity(n);
+    while steps.len() < n {
+        let Some(r) = source.next_request(0).map_err(|e| format!("{spec}: {e}"))? else {
+            break;
+        };
+        let (offset_sectors, sectors) = (r.offset_bytes / sector_bytes, r.len_bytes / sector_bytes);
+        steps.push(match r.op {
+            Op::Write => Step::Write {
+                offset_sectors,
+                sectors,
+            },
+            Op::Read => Step::Read {
+                offset_sectors,
+                sectors,
+            },
+            Op::Trim => Step::Trim {
+                offset_sectors,
+                sectors,
+            },
+            Op::Flush => Step::Flush,
+        });
+    }
+    Ok(steps)
 }

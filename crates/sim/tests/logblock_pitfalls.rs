@@ -212,10 +212,9 @@ fn fast_merge_of_a_log_block_with_k_equal_n_costs_what_section_ii_says() {
     // The random log block is full: this write merges it.
     steps.push(write(0, 2, 1));
     let options = Options {
-        queue_depth: 1,
         clamp: false,
         final_readback: false,
-        write_task: None,
+        ..Options::new(1)
     };
     let o = testing::run_steps_with(&cfg, &steps, &options).unwrap_or_else(|e| panic!("{e}"));
     let m = o.merges.as_ref().unwrap();

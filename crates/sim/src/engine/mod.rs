@@ -19,6 +19,7 @@
 mod bulk;
 mod cpu;
 pub mod events;
+mod flush_fence;
 mod map_unit;
 mod precondition;
 mod slab;
@@ -44,6 +45,7 @@ use crate::workload::{LoopMode, RequestSource};
 use crate::SimError;
 use cpu::{Class, FtlCpu};
 use events::{Event, EventQueue};
+use flush_fence::FlushFence;
 pub use map_unit::QueueStats as MapQueueStats;
 use map_unit::{Job, MapUnit};
 use slab::Slab;
@@ -191,6 +193,10 @@ pub struct Simulation {
     /// Programs completed (verify runs: what became durable).
     finished_programs: Vec<CmdId>,
     unblocked: Vec<u32>,
+    /// Flushes the FTL completed, held until the trims handed to it before them are done.
+    flush_fence: FlushFence,
+    /// Flushes the fence released, scratch (no allocation per trim).
+    released_flushes: Vec<u32>,
     shadow: Option<Shadow>,
     stats: HostStats,
     source: Option<Box<dyn RequestSource>>,
@@ -288,6 +294,8 @@ impl Simulation {
             completions: Vec::new(),
             finished_programs: Vec::new(),
             unblocked: Vec::new(),
+            flush_fence: FlushFence::default(),
+            released_flushes: Vec::new(),
             shadow,
             stats: HostStats::new(),
             source: None,
@@ -457,6 +465,14 @@ impl Simulation {
     /// Runs until no event, call or request is left.
     pub fn run_until_idle(&mut self) -> Result<(), SimError> {
         while self.step()? {}
+        Ok(())
+    }
+
+    /// Runs until the host statistics count `completed` requests complete, or nothing is
+    /// left; a closed loop driven from outside submits its next request then (the
+    /// differential test's continuous queue).
+    pub fn run_until_completed(&mut self, completed: u64) -> Result<(), SimError> {
+        while self.stats.completed() < completed && self.step()? {}
         Ok(())
     }
 
@@ -761,6 +777,9 @@ impl Simulation {
                 self.reqs.get_mut(req).subs_left = n;
             }
             Op::Trim | Op::Flush => {
+                if r.op == Op::Trim {
+                    self.flush_fence.trim_started(req);
+                }
                 let sub = self.subs.insert(SubState {
                     req,
                     first_sector: r.first_sector,
@@ -829,9 +848,27 @@ impl Simulation {
         Ok(())
     }
 
-    /// The device finished a request: its completion message crosses the link up (no time
-    /// when functional), then the host sees it complete.
+    /// The device finished a request. A flush waits here for the trims handed to the FTL before it ([`FlushFence`]); a
+    /// trim releases the flushes that waited for it, whose completions follow its own.
     fn device_done(&mut self, req: u32) -> Result<(), SimError> {
+        match self.reqs.get(req).op {
+            Op::Flush if !self.flush_fence.flush_done(req) => return Ok(()),
+            Op::Trim => {
+                self.completion_out(req)?;
+                let mut released = std::mem::take(&mut self.released_flushes);
+                self.flush_fence.trim_done(req, &mut released);
+                let result = released.drain(..).try_for_each(|f| self.completion_out(f));
+                self.released_flushes = released;
+                return result;
+            }
+            _ => {}
+        }
+        self.completion_out(req)
+    }
+
+    /// The completion message of request `req` crosses the link up (no time when
+    /// functional), then the host sees it complete.
+    fn completion_out(&mut self, req: u32) -> Result<(), SimError> {
         if !self.functional {
             if let Some(end) = self.link.completion(self.now) {
                 self.at(end, Event::CompletionOut { req });

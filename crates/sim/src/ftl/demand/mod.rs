@@ -31,6 +31,7 @@
 //!   erased (one write-back per translation page: a batch update; FMMU adds the cache's dirty
 //!   entries of that page, which its DTL finds, while DFTL and CDFTL leave them dirty rather
 //!   than scan their table); the victim is erased once every copy is durable and resolved.
+//!   A flush programs only host pages: GC copies need none (their sources stay valid).
 //!   A host write whose stripe die is at the foreground watermark (no open host block) starts
 //!   GC there and goes to the next die that can take it; only when no die can does it wait,
 //!   queued and not acknowledged, until an erase.
@@ -805,8 +806,14 @@ impl DemandFtl {
         Ok(())
     }
 
+    /// A flush programs the host pages being assembled (padded) and completes once every
+    /// program issued so far is done. GC pages are left to fill: a copy's source stays valid
+    /// and mapped until the copy is durable, so no acknowledged data waits in them, and
+    /// padding one would break GC's room arithmetic (a victim is chained into the GC block
+    /// only when its valid units fit in what is left of it: a padded page in between left a
+    /// die with no free block for the last copies; issue 25).
     fn flush(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest) -> Result<(), SimError> {
-        for f in 0..self.frontiers.len() {
+        for f in 0..self.layout.dies() as usize {
             if self.frontiers[f].open && self.frontiers[f].filled > 0 {
                 self.program_frontier(ctx, f)?;
             }
