@@ -22,9 +22,10 @@ Replay a block trace instead of a synthetic workload, or look at one first::
 Runs are pure functions of their configuration (one seed reproduces a run exactly) and release
 the GIL, so independent runs can go in parallel threads. A run or trace read on the main thread
 stops at Ctrl-C (``KeyboardInterrupt``, within a fraction of a second, also while
-preconditioning). An argument of the wrong type raises :class:`TypeError`; bad settings raise
-:class:`ConfigError` (a :class:`ValueError`); both name the argument or setting. A failure of
-the simulator or of an FTL raises :class:`SimulationError` (a :class:`RuntimeError`).
+preconditioning), and so does a sweep (:func:`sweep`), on any pool. An argument of the wrong
+type raises :class:`TypeError`; bad settings raise :class:`ConfigError` (a
+:class:`ValueError`); both name the argument or setting. A failure of the simulator or of an
+FTL raises :class:`SimulationError` (a :class:`RuntimeError`).
 """
 
 from __future__ import annotations
@@ -341,8 +342,9 @@ def _path(name: str, value: object) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``flashlab`` command line and returns its exit status.
 
-    Called from Python, a Ctrl-C during the command takes effect when it returns; the console
-    script and ``python -m flashlab`` end at once instead, like the native binary.
+    Called from Python, a Ctrl-C during a native command takes effect when it returns (during
+    ``sweep``, at once: it stops the sweep and raises ``KeyboardInterrupt``); the console
+    script and ``python -m flashlab`` end by SIGINT instead, like the native binary.
 
     Args:
         argv: Arguments after the program name (a sequence of str); ``sys.argv[1:]`` when

@@ -8,17 +8,30 @@ configuration and the flashlab version: a rerun computes only the points whose c
 changed. Keys name settings as ``flashlab.run`` does: the shortcut arguments (``device``,
 ``ftl``, ``workload``, ``precondition``, ``seed``, ``config``, ``trace``, ``trace_format``) and
 dotted setting paths (``ftl.over_provisioning``, ``workload.queue_depth``), as ``--set``.
+
+Ctrl-C (or any exception) while the sweep waits stops it: points not started are cancelled and
+running ones are stopped through a cancel flag their runs poll (the flag of the sweep for runs
+in threads of this process; for the local process pool, a flag in each worker, set when the
+sweep sets a shared event; the workers ignore SIGINT so that only the sweep decides). Finished
+points stay in the cache, which never holds a partial entry; ``KeyboardInterrupt`` is raised
+once the runs have stopped.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import hashlib
 import itertools
 import json
+import multiprocessing
 import os
+import signal
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -106,6 +119,8 @@ def sweep(
             neither a run argument nor a dotted setting, a grid value that is not a list).
             A point whose settings are refused (:class:`flashlab.ConfigError`) is recorded
             as failed instead.
+        KeyboardInterrupt: Ctrl-C stopped the sweep; the points finished before it are in
+            the cache.
     """
     require_pandas("flashlab.sweep()")
     import pandas
@@ -228,10 +243,20 @@ def _resolve(point: _Point, base: Mapping[str, object], cache_dir: Path | None) 
     point.layers = layers
     point.key = _cache_key(resolved)
     if cache_dir is not None:
-        cached = cache_dir / f"{point.key}.json"
-        if cached.is_file():
-            point.report = Report(json.loads(cached.read_text(encoding="utf-8")))
-            point.cached = True
+        point.report = _cached_report(cache_dir / f"{point.key}.json")
+        point.cached = point.report is not None
+
+
+def _cached_report(path: Path) -> Report | None:
+    """The report kept at ``path``; ``None`` if there is none or it is not a whole JSON
+    document (computed again, and replaced)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError:  # not JSON, or not UTF-8
+        return None
+    return Report(document) if isinstance(document, dict) else None
 
 
 def _cache_key(resolved: Mapping[str, Any]) -> str:
@@ -263,10 +288,77 @@ def _deduplicated(points: list[_Point]) -> list[_Point]:
     return unique
 
 
-def _run_point(device: str | None, config_path: str | None, sets: list[str]) -> str:
-    """Runs one point (in a worker): the report as JSON text. An exception it raises reaches
-    the sweep through the future and is recorded as the point's error."""
-    return _native.run(device, config_path, sets, False)
+#: Longest wait for the runs of this process to stop after the sweep's flag is set (they look
+#: at it every few milliseconds; this bounds a defect, not the normal case).
+_STOP_WAIT_S = 10.0
+
+
+class _InProcessRuns:
+    """A sweep's cancel flag for its runs on threads of this process (a thread pool's, a Dask
+    cluster's without processes), and how many of them are running. A worker process that
+    inherited this object by fork sees another pid and does not use it."""
+
+    def __init__(self) -> None:
+        self.flag = _native.CancelFlag()
+        self.pid = os.getpid()
+        self._running = 0
+        self._changed = threading.Condition()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        with self._changed:
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._running -= 1
+                self._changed.notify_all()
+
+    def stop(self) -> None:
+        """Sets the flag and waits until none of these runs is left."""
+        self.flag.set()
+        with self._changed:
+            self._changed.wait_for(lambda: self._running == 0, _STOP_WAIT_S)
+
+
+#: The sweeps running in this process, by id: a point run on a thread of this process finds
+#: its sweep's flag here through the id it carries.
+_SWEEPS: dict[str, _InProcessRuns] = {}
+#: In a worker process of a sweep's local pool: the flag its runs poll (see _start_worker).
+_WORKER_FLAG: _native.CancelFlag | None = None
+
+
+def _start_worker(stop: Any) -> None:
+    """Starts a worker process of the local pool. It ignores SIGINT, which Ctrl-C sends to the
+    whole process group: the sweep decides what stops, and sets ``stop`` (a
+    ``multiprocessing`` event), which a thread here turns into this worker's cancel flag."""
+    global _WORKER_FLAG
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    flag = _native.CancelFlag()
+    _WORKER_FLAG = flag
+    watcher = threading.Thread(
+        target=_set_when, args=(stop, flag), name="flashlab-sweep-stop", daemon=True
+    )
+    watcher.start()
+
+
+def _set_when(stop: Any, flag: _native.CancelFlag) -> None:
+    stop.wait()
+    flag.set()
+
+
+def _run_point(device: str | None, config_path: str | None, sets: list[str], sweep: str) -> str:
+    """Runs one point (in a worker) with the cancel flag of where it runs, if any: the report
+    as JSON text. An exception it raises reaches the sweep through the future and is recorded
+    as the point's error."""
+    if _WORKER_FLAG is not None:
+        return _native.run(device, config_path, sets, False, _WORKER_FLAG)
+    runs = _SWEEPS.get(sweep)
+    if runs is None or runs.pid != os.getpid():
+        return _native.run(device, config_path, sets, False)
+    with runs.running():
+        return _native.run(device, config_path, sets, False, runs.flag)
 
 
 def _compute(
@@ -276,26 +368,40 @@ def _compute(
     cache_dir: Path | None,
     bar: _Progress,
 ) -> None:
-    """Runs the points on the executor (a local process pool if ``None``) as they finish."""
+    """Runs the points on the executor (a local pool of ``max_workers`` processes if ``None``)
+    and records them as they finish; on Ctrl-C or another exception, cancels the points not
+    started and stops the running ones before raising it."""
     if not todo:
         return
     own = executor is None
+    stop_workers = None
     if executor is None:
-        executor = concurrent.futures.ProcessPoolExecutor(max_workers)
+        context = multiprocessing.get_context()
+        stop_workers = context.Event()
+        executor = concurrent.futures.ProcessPoolExecutor(
+            max_workers, mp_context=context, initializer=_start_worker, initargs=(stop_workers,)
+        )
+    sweep_id = uuid.uuid4().hex
+    runs = _SWEEPS[sweep_id] = _InProcessRuns()
     futures: dict[concurrent.futures.Future[str], _Point] = {}
     try:
         for point in todo:
             assert point.layers is not None
-            futures[executor.submit(_run_point, *point.layers)] = point
+            futures[executor.submit(_run_point, *point.layers, sweep_id)] = point
         for future in concurrent.futures.as_completed(futures):
             _finish(futures[future], future, cache_dir)
             bar.update(1 + len(futures[future].waiting))
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        if stop_workers is not None:
+            stop_workers.set()
+        runs.stop()
+        raise
     finally:
+        del _SWEEPS[sweep_id]
         if own:
             executor.shutdown(wait=True, cancel_futures=True)
-        else:
-            for future in futures:
-                future.cancel()
 
 
 def _finish(point: _Point, future: concurrent.futures.Future[str], cache_dir: Path | None) -> None:
@@ -307,17 +413,33 @@ def _finish(point: _Point, future: concurrent.futures.Future[str], cache_dir: Pa
     except Exception as e:  # the run failed, or its worker did: the sweep goes on
         error = _described_error(e)
     report = None if text is None else Report(json.loads(text))
-    for each in (point, *point.waiting):
-        each.report, each.error = report, error
     if text is not None and cache_dir is not None and point.key is not None:
         _write_atomically(cache_dir / f"{point.key}.json", text)
+    for each in (point, *point.waiting):
+        each.report, each.error = report, error
 
 
 def _write_atomically(path: Path, text: str) -> None:
+    """Writes ``text`` to a temporary file beside ``path`` and renames it over ``path``, so
+    that a reader, or a rerun after Ctrl-C, finds the whole entry or none; the temporary file
+    goes whatever interrupts the write."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    file = tempfile.NamedTemporaryFile(
+        "w",
+        encoding="utf-8",
+        dir=path.parent,
+        prefix=f".{path.name}.",
+        suffix=".tmp",
+        delete=False,
+    )
+    try:
+        with file:
+            file.write(text)
+        os.replace(file.name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(file.name)
+        raise
 
 
 def _row(point: _Point) -> dict[str, SummaryValue | object]:

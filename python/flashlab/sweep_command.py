@@ -17,7 +17,8 @@ or, instead of ``[grid]``, one ``[[points]]`` table per point. Nested tables are
 paths (``[base.geometry]`` ``blocks_per_plane = 16`` is ``geometry.blocks_per_plane``). The
 results go to ``DIR/sweep.csv`` and ``DIR/sweep.parquet``; finished points are kept in
 ``DIR/cache`` (``--cache`` elsewhere, ``--no-cache`` none), so a rerun computes only what
-changed.
+changed. Ctrl-C stops the sweep's workers, keeps the finished points in the cache and ends the
+process by SIGINT, as the native commands do (a shell shows status 130).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ EXIT_NOT_WRITTEN = 74
 def main(argv: Sequence[str]) -> int:
     """Runs ``flashlab sweep`` with ``argv`` (the arguments after ``sweep``); returns the exit
     status: 0, 2 bad input or missing extra, 1 when some points failed, 74 output not
-    written."""
+    written. Ctrl-C stops the sweep (see :func:`flashlab.sweep`) and raises
+    ``KeyboardInterrupt`` once its runs have stopped."""
     args = _parser().parse_args(list(argv))
     try:
         from . import sweep
@@ -60,6 +62,10 @@ def main(argv: Sequence[str]) -> int:
     except (ImportError, OSError, ValueError, TypeError) as e:
         print(f"flashlab sweep: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        kept = "" if cache is None else f"; the points finished are kept in {cache}"
+        print(f"flashlab sweep: interrupted: no results written{kept}", file=sys.stderr)
+        raise
     try:
         out.mkdir(parents=True, exist_ok=True)
         frame.to_csv(out / "sweep.csv", index=False)
