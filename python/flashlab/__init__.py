@@ -22,9 +22,10 @@ Replay a block trace instead of a synthetic workload, or look at one first::
 Runs are pure functions of their configuration (one seed reproduces a run exactly) and release
 the GIL, so independent runs can go in parallel threads. A run or trace read on the main thread
 stops at Ctrl-C (``KeyboardInterrupt``, within a fraction of a second, also while
-preconditioning). An argument of the wrong type raises :class:`TypeError`; bad settings raise
-:class:`ConfigError` (a :class:`ValueError`); both name the argument or setting. A failure of
-the simulator or of an FTL raises :class:`SimulationError` (a :class:`RuntimeError`).
+preconditioning), and so does a sweep (:func:`sweep`), on any pool. An argument of the wrong
+type raises :class:`TypeError`; bad settings raise :class:`ConfigError` (a
+:class:`ValueError`); both name the argument or setting. A failure of the simulator or of an
+FTL raises :class:`SimulationError` (a :class:`RuntimeError`).
 """
 
 from __future__ import annotations
@@ -94,7 +95,9 @@ def run(
             (``run.precondition``, 0 = fresh device).
         seed: Seed of every random choice (``run.seed``).
         set: Overrides ``{"section.key": value}``, like ``--set section.key=value``; values
-            are ``bool``, ``int``, ``float``, ``str``, or lists and dicts of those.
+            are ``bool``, ``int``, ``float``, ``str``, or lists and dicts of those. A setting
+            an argument above stands for (``ftl.name``, ``run.precondition``, ``run.seed``,
+            ``trace.path``, ``trace.format``) goes in one place: both is a ConfigError.
         config: Path of a TOML configuration file.
         trace: Block trace to replay instead of the synthetic workload (``trace.path``; plain,
             gzip or zstd). Replay settings go in ``set``, e.g. ``{"trace.replay": "closed",
@@ -151,6 +154,16 @@ def resolve_config(
 #: What the native layer takes: the preset, the configuration file and the ``--set`` lines.
 _Layers = tuple[Optional[str], Optional[str], list[str]]
 
+#: The arguments of :func:`run` that each stand for one setting: giving one with its setting
+#: in ``set`` is refused (which should win would be a guess).
+_ARGUMENT_SETTINGS: dict[str, str] = {
+    "ftl": "ftl.name",
+    "precondition": "run.precondition",
+    "seed": "run.seed",
+    "trace": "trace.path",
+    "trace_format": "trace.format",
+}
+
 
 def _layers(
     device: object,
@@ -188,6 +201,20 @@ def _layers(
     if trace_format is not None:
         sets.append(f"trace.format={_toml_value(_str('trace_format', trace_format))}")
     sets.extend(_set_overrides(set))
+    given = {
+        "ftl": ftl,
+        "precondition": precondition,
+        "seed": seed,
+        "trace": trace,
+        "trace_format": trace_format,
+    }
+    overrides = {} if set is None else {key.strip(): value for key, value in set.items()}
+    for argument, setting in _ARGUMENT_SETTINGS.items():
+        if given[argument] is not None and setting in overrides:
+            raise ConfigError(
+                f"{argument}={given[argument]!r} and set[{setting!r}]="
+                f"{overrides[setting]!r} both give {setting}: give one of them"
+            )
     return device, config_path, sets
 
 
@@ -341,8 +368,9 @@ def _path(name: str, value: object) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``flashlab`` command line and returns its exit status.
 
-    Called from Python, a Ctrl-C during the command takes effect when it returns; the console
-    script and ``python -m flashlab`` end at once instead, like the native binary.
+    Called from Python, a Ctrl-C during a native command takes effect when it returns (during
+    ``sweep``, at once: it stops the sweep and raises ``KeyboardInterrupt``); the console
+    script and ``python -m flashlab`` end by SIGINT instead, like the native binary.
 
     Args:
         argv: Arguments after the program name (a sequence of str); ``sys.argv[1:]`` when

@@ -11,16 +11,29 @@ class ConfigError(ValueError):
 class SimulationError(RuntimeError):
     """A simulation failed for another reason than its input (a defect)."""
 
+class CancelFlag:
+    """Stops the runs it is given at their next progress point, from any thread; once set it
+    stays set."""
+
+    def __init__(self) -> None: ...
+    def set(self) -> None:
+        """Stops the runs given this flag (those running and those to come)."""
+
+    def is_set(self) -> bool:
+        """Whether :meth:`set` was called."""
+
 def run(
     preset: str | None,
     config_path: str | os.PathLike[str] | None,
     sets: list[str],
     progress: bool = False,
+    cancel: CancelFlag | None = None,
 ) -> str:
     """Runs one experiment; returns the report as JSON text.
 
     On the main thread, Python's signal handlers run during the run; the exception one raises
-    (``KeyboardInterrupt`` for Ctrl-C) stops it and is raised."""
+    (``KeyboardInterrupt`` for Ctrl-C) stops it and is raised. Setting ``cancel`` stops it on
+    any thread (``KeyboardInterrupt``)."""
 
 def resolve_config(
     preset: str | None,

@@ -5,19 +5,24 @@ so ``report["host"]["all"]["count"]`` and ``json.dumps(report)`` work as before;
 flatten the headline figures (:meth:`Report.summary_fields`, :meth:`Report.summary`), one
 operation's latency percentiles and histogram (:meth:`Report.latency`,
 :meth:`Report.latency_histogram`) and the time series
-(:meth:`Report.timeseries`) into pandas DataFrames. pandas is the optional ``analysis`` extra
-(``pip install 'flashlab[analysis]'``): it is imported only by the methods that return a
-DataFrame, which raise an :class:`ImportError` naming the extra when it is missing. The
-``plot_*`` methods draw the report with :mod:`flashlab.plots` (the ``plot`` extra, matplotlib).
+(:meth:`Report.timeseries`) into pandas DataFrames; a latency of an operation the run did not
+complete is NaN there (the document's 0 stands for "no value"), and a document missing a field
+those views read raises a :class:`ValueError` naming the field. pandas is the optional
+``analysis`` extra (``pip install 'flashlab[analysis]'``): it is imported only by the methods
+that return a DataFrame, which raise an :class:`ImportError` naming the extra when it is
+missing. The ``plot_*`` methods draw the report with :mod:`flashlab.plots` (the ``plot``
+extra, matplotlib).
 """
 
 from __future__ import annotations
 
 import html
+import io
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import IO, TYPE_CHECKING, Any, Union, cast
 
 if TYPE_CHECKING:
     import pandas
@@ -68,19 +73,17 @@ class Report(dict[str, Any]):
     def summary_fields(self) -> dict[str, SummaryValue]:
         """The headline figures as one flat dict (no pandas needed); keys as :meth:`summary`'s
         columns."""
-        fields: dict[str, SummaryValue] = {
-            "ftl": self["ftl"],
-            "preset": self["preset"],
-            "workload": self["workload"].get("spec", self["workload"].get("name")),
-            "elapsed_ns": self["elapsed_ns"],
-        }
+        fields: dict[str, SummaryValue] = {"ftl": _at(self, "ftl"), "preset": _at(self, "preset")}
+        workload = _at(self, "workload")
+        fields["workload"] = workload.get("spec", workload.get("name"))
+        fields["elapsed_ns"] = _at(self, "elapsed_ns")
         for op in HOST_OPS:
-            fields.update(_op_fields(op, self["host"][op], always=op in ("read", "write", "all")))
-        fields["write_amplification"] = self["write_amplification"]
+            fields.update(_op_fields(self, op, always=op in ("read", "write", "all")))
+        fields["write_amplification"] = _at(self, "write_amplification")
         fields.update(_gc_fields(self))
-        fields["utilisation_dies_mean"] = self["utilisation"]["dies"]["mean"]
-        fields["utilisation_channels_mean"] = self["utilisation"]["channels"]["mean"]
-        fields["erase_count_max"] = self["wear"]["erase_count_max"]
+        fields["utilisation_dies_mean"] = _at(self, "utilisation", "dies", "mean")
+        fields["utilisation_channels_mean"] = _at(self, "utilisation", "channels", "mean")
+        fields["erase_count_max"] = _at(self, "wear", "erase_count_max")
         fields.update(_optional_fields(self))
         return fields
 
@@ -90,7 +93,8 @@ class Report(dict[str, Any]):
         Columns: ``ftl``, ``preset``, ``workload`` (its ``--workload`` spec, or the trace's
         name), ``elapsed_ns``; per operation ``{op}_count``, ``{op}_iops``, ``{op}_mb_per_s``
         and ``{op}_latency_{mean,p50,p90,p99,p99_9,p99_99,max}_ns`` for ``read``, ``write``
-        and ``all`` (``trim`` and ``flush`` too when the run had any); ``write_amplification``
+        and ``all`` (``trim`` and ``flush`` too when the run had any; the latencies NaN for
+        an operation without requests, e.g. reads of a write-only run); ``write_amplification``
         (``None`` where the report has ``null``); ``gc_runs``, ``gc_foreground_runs``,
         ``gc_background_runs``, ``gc_units_moved``, ``erases``; ``utilisation_dies_mean``,
         ``utilisation_channels_mean``, ``erase_count_max``; and when the report has them
@@ -99,6 +103,9 @@ class Report(dict[str, Any]):
         (block-mapped and log-block FTLs), ``map_cache_cmt_hit_ratio``,
         ``map_cache_ctp_hit_ratio``, ``map_cache_translation_reads``,
         ``map_cache_translation_writes`` (demand-paged FTLs).
+
+        Raises:
+            ValueError: The document lacks a field (``Report({})``); the message names it.
         """
         require_pandas("Report.summary()")
         import pandas
@@ -110,12 +117,13 @@ class Report(dict[str, Any]):
         ``flush`` or ``all``): one row per statistic (index ``mean``, ``p50``, ``p90``,
         ``p99``, ``p99_9``, ``p99_99``, ``max``), columns ``quantile`` (0.5 ... 1.0; NaN for
         the mean) and ``latency_ns``. The percentiles are the report's (HDR histogram, 3
-        significant digits); all 0 when the run completed no such request.
+        significant digits); NaN when the run completed no such request (a write-only run's
+        reads: there is no latency to show, where the document has 0).
         """
         require_pandas("Report.latency()")
         import pandas
 
-        latency = self["host"][_host_op(op)]["latency_ns"]
+        latency = _latency_fields(self, _host_op(op))
         frame = pandas.DataFrame(
             {
                 "quantile": [float("nan") if q is None else q for _, q in LATENCY_STATISTICS],
@@ -135,7 +143,7 @@ class Report(dict[str, Any]):
         require_pandas("Report.latency_histogram()")
         import pandas
 
-        buckets = self["host"][_host_op(op)]["latency_histogram_ns"]
+        buckets = _at(self, "host", _host_op(op), "latency_histogram_ns")
         frame = pandas.DataFrame(buckets, columns=["low_ns", "high_ns", "count"], dtype="int64")
         total = int(frame["count"].sum())
         frame["fraction"] = frame["count"] / total if total else 0.0
@@ -169,7 +177,7 @@ class Report(dict[str, Any]):
             "max_latency_ns",
             "deadline_misses",
         ]
-        return pandas.DataFrame(series["intervals"], columns=columns)
+        return pandas.DataFrame(_at(self, "timeseries", "intervals"), columns=columns)
 
     def plot_latency_cdf(
         self, ops: Sequence[str] | None = None, *, path: str | os.PathLike[str] | None = None
@@ -201,13 +209,37 @@ class Report(dict[str, Any]):
 
         return utilisation_bars(self, path=path)
 
-    def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
+    def to_json(
+        self,
+        path: str | os.PathLike[str] | IO[str] | IO[bytes] | None = None,
+        *,
+        indent: int | None = 2,
+    ) -> str:
         """The report as JSON text (keys sorted, as ``flashlab run --json`` writes them);
-        also written to ``path`` when given."""
+        also written to ``path`` when given: a file path (``str`` or ``os.PathLike``) or an
+        open file object (text or binary).
+
+        Raises:
+            TypeError: ``path`` is neither (an ``int`` would name a file descriptor).
+        """
         text = json.dumps(self, indent=indent, sort_keys=True, allow_nan=False) + "\n"
-        if path is not None:
+        if path is None:
+            return text
+        if isinstance(path, (str, os.PathLike)):
             with open(path, "w", encoding="utf-8") as file:
                 file.write(text)
+            return text
+        if isinstance(path, (io.RawIOBase, io.BufferedIOBase)) or "b" in str(
+            getattr(path, "mode", "")
+        ):
+            cast("IO[bytes]", path).write(text.encode("utf-8"))
+        elif callable(getattr(path, "write", None)):
+            cast("IO[str]", path).write(text)
+        else:
+            raise TypeError(
+                "path: expected a file path (str or os.PathLike) or a file object, not "
+                f"{type(path).__name__} {path!r}"
+            )
         return text
 
     def _repr_html_(self) -> str:
@@ -217,7 +249,7 @@ class Report(dict[str, Any]):
             f"<td style='text-align:right'>{html.escape(_shown(value))}</td></tr>"
             for key, value in self.summary_fields().items()
         )
-        title = html.escape(f"flashlab report: {self['ftl']} on {self['preset']}")
+        title = html.escape(f"flashlab report: {_at(self, 'ftl')} on {_at(self, 'preset')}")
         return f"<table><caption>{title}</caption>{rows}</table>"
 
 
@@ -227,57 +259,87 @@ def _host_op(op: str) -> str:
     return op
 
 
-def _op_fields(op: str, figures: Mapping[str, Any], always: bool) -> dict[str, SummaryValue]:
-    """``{op}_count``, rates and latency statistics of one operation; none for an operation
-    the run did not have unless ``always``."""
-    if not always and figures["count"] == 0:
+def _at(report: Mapping[str, Any], *path: str) -> Any:
+    """``report[path[0]][path[1]]...``; a :class:`ValueError` naming the first field missing
+    (rather than a bare ``KeyError``)."""
+    node: Any = report
+    for depth, key in enumerate(path):
+        if not isinstance(node, Mapping) or key not in node:
+            schema = report.get("schema")
+            what = (
+                "it has no 'schema': not a flashlab report"
+                if schema is None
+                else f"schema {schema!r}"
+            )
+            raise ValueError(
+                f"report: no {'.'.join(path[: depth + 1])!r} in this document ({what}); a "
+                "Report wraps a flashlab.report/2 document, as flashlab.run returns it and "
+                "flashlab run --json writes it"
+            )
+        node = node[key]
+    return node
+
+
+def _latency_fields(report: Mapping[str, Any], op: str) -> dict[str, float]:
+    """The latency statistics of one operation; NaN each when it had no request."""
+    none = _at(report, "host", op, "count") == 0
+    return {
+        key: math.nan if none else _at(report, "host", op, "latency_ns", key)
+        for key, _ in LATENCY_STATISTICS
+    }
+
+
+def _op_fields(report: Mapping[str, Any], op: str, always: bool) -> dict[str, SummaryValue]:
+    """``{op}_count``, rates and latency statistics of one operation (NaN latencies without
+    requests); none for an operation the run did not have unless ``always``."""
+    count = _at(report, "host", op, "count")
+    if not always and count == 0:
         return {}
     fields: dict[str, SummaryValue] = {
-        f"{op}_count": figures["count"],
-        f"{op}_iops": figures["iops"],
-        f"{op}_mb_per_s": figures["mb_per_s"],
+        f"{op}_count": count,
+        f"{op}_iops": _at(report, "host", op, "iops"),
+        f"{op}_mb_per_s": _at(report, "host", op, "mb_per_s"),
     }
-    for key, _ in LATENCY_STATISTICS:
-        fields[f"{op}_latency_{key}_ns"] = figures["latency_ns"][key]
+    for key, value in _latency_fields(report, op).items():
+        fields[f"{op}_latency_{key}_ns"] = value
     return fields
 
 
 def _gc_fields(report: Report) -> dict[str, SummaryValue]:
-    gc = report["gc"]
     return {
-        "gc_runs": gc["gc_runs"],
-        "gc_foreground_runs": gc["gc_foreground_runs"],
-        "gc_background_runs": gc["gc_background_runs"],
-        "gc_units_moved": gc["gc_units_moved"],
-        "erases": report["flash"]["erases"]["total"],
+        "gc_runs": _at(report, "gc", "gc_runs"),
+        "gc_foreground_runs": _at(report, "gc", "gc_foreground_runs"),
+        "gc_background_runs": _at(report, "gc", "gc_background_runs"),
+        "gc_units_moved": _at(report, "gc", "gc_units_moved"),
+        "erases": _at(report, "flash", "erases", "total"),
     }
 
 
 def _optional_fields(report: Report) -> dict[str, SummaryValue]:
     """Deadline, merge and map-cache figures, for the runs whose report has them."""
     fields: dict[str, SummaryValue] = {}
-    deadlines = report.get("deadlines")
-    if deadlines is not None:
-        fields["deadline_requests"] = deadlines["requests"]
-        fields["deadline_misses"] = deadlines["misses"]
-        fields["deadline_miss_ratio"] = deadlines["miss_ratio"]
-        fields["deadline_worst_lateness_ns"] = deadlines["worst_lateness_ns"]
-    merges = report.get("merges")
-    if merges is not None:
-        fields["merges"] = merges["total"]
-        fields["merge_pages_copied"] = merges["pages_copied"]
+    if report.get("deadlines") is not None:
+        fields["deadline_requests"] = _at(report, "deadlines", "requests")
+        fields["deadline_misses"] = _at(report, "deadlines", "misses")
+        fields["deadline_miss_ratio"] = _at(report, "deadlines", "miss_ratio")
+        fields["deadline_worst_lateness_ns"] = _at(report, "deadlines", "worst_lateness_ns")
+    if report.get("merges") is not None:
+        fields["merges"] = _at(report, "merges", "total")
+        fields["merge_pages_copied"] = _at(report, "merges", "pages_copied")
     cache = report.get("map_cache")
     if cache is not None:
-        fields["map_cache_cmt_hit_ratio"] = cache["cmt"]["hit_ratio"]
-        ctp = cache.get("ctp")
-        fields["map_cache_ctp_hit_ratio"] = None if ctp is None else ctp["hit_ratio"]
-        fields["map_cache_translation_reads"] = cache["translation_reads"]
-        fields["map_cache_translation_writes"] = cache["translation_writes"]
+        fields["map_cache_cmt_hit_ratio"] = _at(report, "map_cache", "cmt", "hit_ratio")
+        ctp = cache.get("ctp") if isinstance(cache, Mapping) else None
+        fields["map_cache_ctp_hit_ratio"] = (
+            None if ctp is None else _at(report, "map_cache", "ctp", "hit_ratio")
+        )
+        fields["map_cache_translation_reads"] = _at(report, "map_cache", "translation_reads")
+        fields["map_cache_translation_writes"] = _at(report, "map_cache", "translation_writes")
     return fields
 
 
 def _shown(value: SummaryValue) -> str:
-    if value is None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     if isinstance(value, float):
         return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"

@@ -5,10 +5,13 @@
 //! so several runs can proceed in parallel from Python threads. A run or trace read started
 //! from the main thread stays interruptible: at its progress points it takes the GIL briefly
 //! (at most every [`SIGNAL_POLL`]) to run Python's signal handlers, and ends with the exception
-//! a handler raised (`KeyboardInterrupt` for Ctrl-C).
+//! a handler raised (`KeyboardInterrupt` for Ctrl-C). Signal handlers never reach a run in
+//! another thread: a [`CancelFlag`] given to the run stops it from anywhere (a sweep sets its
+//! flag on Ctrl-C, so the runs of its thread pool stop too).
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -49,20 +52,55 @@ fn sim_error(e: SimError) -> PyErr {
 /// Longest wall time between two looks at pending signals during a run.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
-/// Python's signal handlers for a run started on the main thread (the only thread they run
-/// on): a [`StopCheck`] that runs them, and the exception one of them raised.
+/// A flag that stops the runs it is given (`run(..., cancel=flag)`) at their next progress
+/// point, from any thread or from a signal handler; once set it stays set. Such a run raises
+/// `KeyboardInterrupt`.
+#[pyclass(module = "flashlab._native", frozen)]
+struct CancelFlag {
+    set: Arc<AtomicBool>,
+}
+
+#[pymethods]
+impl CancelFlag {
+    #[new]
+    fn new() -> CancelFlag {
+        CancelFlag {
+            set: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Stops the runs given this flag (those running and those to come).
+    fn set(&self) {
+        self.set.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`CancelFlag::set`] was called.
+    fn is_set(&self) -> bool {
+        self.set.load(Ordering::Relaxed)
+    }
+}
+
+/// What stops a run: Python's signal handlers for a run started on the main thread (the only
+/// thread they run on), and a [`CancelFlag`] if given; the exception a handler raised.
 struct SignalWatch {
     check: Option<StopCheck>,
     raised: Arc<Mutex<Option<PyErr>>>,
 }
 
 impl SignalWatch {
-    fn new(py: Python<'_>) -> PyResult<SignalWatch> {
+    fn new(py: Python<'_>, cancel: Option<Arc<AtomicBool>>) -> PyResult<SignalWatch> {
         let raised = Arc::new(Mutex::new(None));
-        let check = on_main_thread(py)?.then(|| {
+        let main_thread = on_main_thread(py)?;
+        let check = (main_thread || cancel.is_some()).then(|| {
             let slot = Arc::clone(&raised);
             let last = Mutex::new(Instant::now());
             StopCheck::new(move || {
+                if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    return true;
+                }
+                if !main_thread {
+                    return false;
+                }
                 let mut last = last.lock().unwrap_or_else(PoisonError::into_inner);
                 if last.elapsed() < SIGNAL_POLL {
                     return false;
@@ -80,12 +118,13 @@ impl SignalWatch {
         Ok(SignalWatch { check, raised })
     }
 
-    /// The check to give the simulation (none off the main thread).
+    /// The check to give the simulation (none off the main thread without a cancel flag).
     fn stop_check(&self) -> Option<StopCheck> {
         self.check.clone()
     }
 
-    /// The Python exception for `e`: for an interrupt, the one the signal handler raised.
+    /// The Python exception for `e`: for an interrupt, the one the signal handler raised,
+    /// else (a cancel flag stopped it) `KeyboardInterrupt`.
     fn error(&self, e: SimError) -> PyErr {
         if !matches!(e, SimError::Interrupted) {
             return sim_error(e);
@@ -158,16 +197,19 @@ fn refuse_unused_sets(sets: &[String], config: &ExperimentConfig) -> Result<(), 
 ///
 /// The configuration is layered like `flashlab run`: the preset (else the file's `preset`
 /// key, else `default`), then the TOML file, then the `key.path=value` overrides in order.
+/// Setting `cancel` stops the run (from any thread), as Ctrl-C does one on the main thread.
 #[pyfunction]
-#[pyo3(signature = (preset, config_path, sets, progress = false))]
+#[pyo3(signature = (preset, config_path, sets, progress = false, cancel = None))]
 fn run(
     py: Python<'_>,
     preset: Option<String>,
     config_path: Option<PathBuf>,
     sets: Vec<String>,
     progress: bool,
+    cancel: Option<&Bound<'_, CancelFlag>>,
 ) -> PyResult<String> {
-    let signals = SignalWatch::new(py)?;
+    let cancel = cancel.map(|flag| Arc::clone(&flag.get().set));
+    let signals = SignalWatch::new(py, cancel)?;
     let stop = signals.stop_check();
     let report = py.detach(move || {
         let source = ConfigSource {
@@ -249,7 +291,7 @@ fn trace_stats(
     skip_bad_lines: bool,
     reorder_window: usize,
 ) -> PyResult<String> {
-    let signals = SignalWatch::new(py)?;
+    let signals = SignalWatch::new(py, None)?;
     let stop = signals.stop_check();
     py.detach(move || {
         let format = FormatChoice::parse(&format).map_err(|message| {
@@ -321,6 +363,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("__version__", version())?;
+    m.add_class::<CancelFlag>()?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(parse_workload, m)?)?;
