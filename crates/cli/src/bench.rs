@@ -229,6 +229,9 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         Mode::Both => &[("timed", false), ("functional", true)],
     };
     // Check the output and the configuration of every line before measuring anything.
+    if let Err(e) = refuse_clashes(a) {
+        return fail(&e);
+    }
     let json_out = match super::open_output(a.json.as_deref()) {
         Ok(o) => o,
         Err(code) => return code,
@@ -281,6 +284,42 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
         Some(out) => super::write_json(out, &serde_json::Value::Array(all)),
         None => 0,
     }
+}
+
+/// Refuses a `--json` that is the `--config` file or a trace the trace section replays.
+fn refuse_clashes(a: &BenchArgs) -> Result<(), SimError> {
+    use super::output::{refuse_clashes, Named};
+    let Some(json) = &a.json else {
+        return Ok(());
+    };
+    let traces = if a
+        .sections
+        .as_ref()
+        .is_none_or(|s| s.contains(&Section::Trace))
+    {
+        plan::trace_files(&a.trace_dir).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let inputs: Vec<Named> = a
+        .config
+        .iter()
+        .map(|path| Named {
+            option: "--config",
+            path,
+        })
+        .chain(traces.iter().map(|path| Named {
+            option: "--trace-dir",
+            path,
+        }))
+        .collect();
+    refuse_clashes(
+        &inputs,
+        &[Named {
+            option: "--json",
+            path: json,
+        }],
+    )
 }
 
 /// Measures a group's lines, printing each row when measured (the scaling rows, which

@@ -360,8 +360,12 @@ fn fmmu(a: &FmmuArgs) -> i32 {
         seed: a.seed,
         ..base
     };
-    // Bad scheme or workload names are refused before the output directory is made.
-    if let Err(e) = study.selected_schemes() {
+    // Bad scheme or workload names, and traces the study would write over, are refused
+    // before the output directory is made.
+    if let Err(e) = study
+        .selected_schemes()
+        .and_then(|_| refuse_writing_traces(&a.traces, &a.out))
+    {
         return fail(&e);
     }
     let results = match open_results(&a.out) {
@@ -391,6 +395,30 @@ fn fmmu(a: &FmmuArgs) -> i32 {
         &json,
         [("results.csv", csv(&points)), ("table.txt", text)],
     )
+}
+
+/// Refuses `--traces` files that are among the files the fmmu study writes in `dir`.
+fn refuse_writing_traces(traces: &[String], dir: &Path) -> Result<(), flashlab_sim::SimError> {
+    use crate::output::{refuse_clashes, Named};
+    let inputs: Vec<Named> = traces
+        .iter()
+        .map(|t| Named {
+            option: "--traces",
+            path: Path::new(t),
+        })
+        .collect();
+    let files: Vec<PathBuf> = ["results.json", "results.csv", "table.txt"]
+        .iter()
+        .map(|name| dir.join(name))
+        .collect();
+    let outputs: Vec<Named> = files
+        .iter()
+        .map(|path| Named {
+            option: "--out",
+            path,
+        })
+        .collect();
+    refuse_clashes(&inputs, &outputs)
 }
 
 fn kast(a: &KastArgs) -> i32 {

@@ -272,13 +272,7 @@ fn load_config(a: &RunArgs) -> Result<ExperimentConfig, SimError> {
         sets: &sets,
     })?;
     refuse_unused(a, &config)?;
-    let to_stdout = |p: &Option<PathBuf>| p.as_deref().is_some_and(output::is_stdout);
-    if to_stdout(&a.timeseries_csv) && to_stdout(&a.json) {
-        return Err(SimError::Input {
-            location: "--timeseries-csv".into(),
-            message: "--json also writes to standard output: send one of them to a file".into(),
-        });
-    }
+    refuse_run_clashes(a, &config)?;
     if a.timeseries_csv.is_some() && config.run.timeseries_interval_ns == 0 {
         return Err(SimError::Input {
             location: "--timeseries-csv".into(),
@@ -286,6 +280,35 @@ fn load_config(a: &RunArgs) -> Result<ExperimentConfig, SimError> {
         });
     }
     Ok(config)
+}
+
+/// Refuses outputs that are the trace, the configuration file or each other.
+fn refuse_run_clashes(a: &RunArgs, config: &ExperimentConfig) -> Result<(), SimError> {
+    let trace = std::path::Path::new(&config.trace.path);
+    let mut inputs = Vec::new();
+    if config.trace.enabled() {
+        let option = if a.trace.is_some() {
+            "--trace"
+        } else {
+            "trace.path"
+        };
+        inputs.push(output::Named {
+            option,
+            path: trace,
+        });
+    }
+    if let Some(path) = &a.config {
+        inputs.push(output::Named {
+            option: "--config",
+            path,
+        });
+    }
+    let outputs: Vec<output::Named> =
+        [("--json", &a.json), ("--timeseries-csv", &a.timeseries_csv)]
+            .into_iter()
+            .filter_map(|(option, path)| path.as_deref().map(|path| output::Named { option, path }))
+            .collect();
+    output::refuse_clashes(&inputs, &outputs)
 }
 
 /// Refuses options and `--set` keys the run would silently ignore: workload settings when a
@@ -368,7 +391,10 @@ fn run_command(a: &RunArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let json_to_stdout = json_out.as_ref().is_some_and(Output::is_stdout);
+    // With an output on standard output, the table goes to standard error.
+    let output_on_stdout = [&json_out, &csv_out]
+        .into_iter()
+        .any(|o| o.as_ref().is_some_and(Output::is_stdout));
     if !a.quiet {
         let table = render_table(&report);
         let footer = format!(
@@ -380,7 +406,7 @@ fn run_command(a: &RunArgs) -> i32 {
             wall.run.as_secs_f64(),
             report.host.all.count as f64 / wall.run.as_secs_f64().max(1e-9)
         );
-        if json_to_stdout {
+        if output_on_stdout {
             eprint!("{table}{footer}");
         } else {
             print!("{table}{footer}");

@@ -203,6 +203,11 @@ fn file_bar(reader: &TraceReader) -> Option<ProgressBar> {
 }
 
 fn stats_command(a: &StatsArgs) -> i32 {
+    if let Some(json) = &a.json {
+        if let Err(e) = refuse_overwriting_input(&a.input, "--json", json) {
+            return fail(&e);
+        }
+    }
     let json_out = match super::open_output(a.json.as_deref()) {
         Ok(o) => o,
         Err(code) => return code,
@@ -311,13 +316,20 @@ impl Write for Encoded<'_> {
     }
 }
 
-/// Opens `path` for a trace output, refusing the input file itself; prints the error.
-fn open_trace_output(path: &Path, input: Option<&Path>) -> Result<Output, i32> {
-    let checked = match input {
-        Some(input) => output::refuse_overwriting_input(input, path),
-        None => Ok(()),
-    };
-    checked.and_then(|()| Output::create(path)).map_err(|e| {
+/// Refuses an output (`option` names it) that is the trace being read.
+fn refuse_overwriting_input(input: &InputArgs, option: &str, path: &Path) -> Result<(), SimError> {
+    output::refuse_clashes(
+        &[output::Named {
+            option: "FILE",
+            path: &input.file,
+        }],
+        &[output::Named { option, path }],
+    )
+}
+
+/// Opens `path` for a trace output; prints the error.
+fn open_trace_output(path: &Path) -> Result<Output, i32> {
+    Output::create(path).map_err(|e| {
         eprintln!("error: {e}");
         EXIT_IO
     })
@@ -343,12 +355,13 @@ enum RecordsError {
 }
 
 impl ConvertArgs {
-    /// The output file, given as the second argument or with --out.
-    fn output_path(&self) -> Result<&Path, SimError> {
-        self.output
-            .as_deref()
-            .or(self.out.as_deref())
-            .ok_or_else(|| input_error("trace convert", "give the output file".into()))
+    /// The output file, given as the second argument or with --out, and how it was given.
+    fn output_path(&self) -> Result<(&'static str, &Path), SimError> {
+        match (&self.output, &self.out) {
+            (Some(path), _) => Ok(("OUTPUT", path)),
+            (None, Some(path)) => Ok(("--out", path)),
+            (None, None) => Err(input_error("trace convert", "give the output file".into())),
+        }
     }
 }
 
@@ -360,11 +373,14 @@ fn convert_command(a: &ConvertArgs) -> i32 {
         );
         return EXIT_INPUT;
     };
-    let output_path = match a.output_path() {
+    let output_path = match a
+        .output_path()
+        .and_then(|(option, path)| refuse_overwriting_input(&a.input, option, path).map(|()| path))
+    {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let mut out = match open_trace_output(output_path, Some(&a.input.file)) {
+    let mut out = match open_trace_output(output_path) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -409,7 +425,11 @@ fn convert_command(a: &ConvertArgs) -> i32 {
         Ok(()) => out.commit(),
         Err(RecordsError::Input(e)) => return fail(&e),
         Err(RecordsError::Io(e)) => {
-            eprintln!("error: cannot write {}: {e}", output_path.display());
+            eprintln!(
+                "error: cannot write {}: {}",
+                output_path.display(),
+                output::io_message(&e)
+            );
             return EXIT_IO;
         }
     };
@@ -498,7 +518,7 @@ fn generate_command(a: &GenerateArgs) -> i32 {
         Ok(t) => t,
         Err(message) => return fail(&input_error("--footprint-bytes", message)),
     };
-    let mut out = match open_trace_output(&a.out, None) {
+    let mut out = match open_trace_output(&a.out) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -524,7 +544,11 @@ fn generate_command(a: &GenerateArgs) -> i32 {
     });
     let committed = match result {
         Ok(()) => out.commit().map_err(|e| e.to_string()),
-        Err(RecordsError::Io(e)) => Err(format!("cannot write {}: {e}", a.out.display())),
+        Err(RecordsError::Io(e)) => Err(format!(
+            "cannot write {}: {}",
+            a.out.display(),
+            output::io_message(&e)
+        )),
         Err(RecordsError::Input(e)) => return fail(&e),
     };
     if let Err(message) = committed {

@@ -327,7 +327,7 @@ fn rtos_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<Vec<Line>
 }
 
 /// The `*.trace` files of `--trace-dir`, sorted, or why there are none.
-fn trace_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub(super) fn trace_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
