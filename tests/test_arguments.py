@@ -13,7 +13,7 @@ import pytest
 
 import flashlab
 
-TPCC = Path(__file__).resolve().parents[2] / "shared" / "traces" / "mqsim_tpcc-small.trace"
+TPCC = Path(__file__).resolve().parents[1] / "traces" / "mqsim_tpcc-small.trace"
 SMALL = {"geometry.blocks_per_plane": 16, "ftl.over_provisioning": 0.25}
 
 

@@ -181,7 +181,7 @@ def test_not_preconditioned_is_null() -> None:
     assert fresh["host"]["all"]["count"] == COUNT
 
 
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "mqsim_tpcc-small.trace"
+TRACE = Path(__file__).resolve().parents[1] / "traces" / "mqsim_tpcc-small.trace"
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 """Block traces from Python: `flashlab.trace_stats` and `flashlab.run(trace=...)`.
 
-Uses the real MQSim traces in ``../shared/traces`` (read only): TPC-C (6,999 requests, 16
-devices, about 136 ms, 63% reads) and WebSearch (24,783 requests, 6 devices, about 60 s,
-almost only reads). Both are DiskSim ASCII with integer nanosecond timestamps.
+Uses the real MQSim traces of the repository's ``traces/`` (read only): TPC-C (6,999
+requests, 16 devices, about 136 ms, 63% reads) and WebSearch (24,783 requests, 6 devices,
+about 60 s, almost only reads). Both are DiskSim ASCII with integer nanosecond timestamps.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 import flashlab
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+TRACES = Path(__file__).resolve().parents[1] / "traces"
 TPCC = TRACES / "mqsim_tpcc-small.trace"
 WSRCH = TRACES / "mqsim_wsrch-small.trace"
 

@@ -100,9 +100,10 @@ def run(
             ``trace.path``, ``trace.format``) goes in one place: both is a ConfigError.
         config: Path of a TOML configuration file.
         trace: Block trace to replay instead of the synthetic workload (``trace.path``; plain,
-            gzip or zstd). Replay settings go in ``set``, e.g. ``{"trace.replay": "closed",
-            "trace.queue_depth": 16, "trace.warmup_requests": 1000}``; the report's
-            ``workload`` then has ``kind == "trace"``.
+            gzip or zstd; ``"sample:tpcc"`` or ``"sample:wsrch"``: a sample built in, see
+            ``flashlab trace samples``). Replay settings go in ``set``, e.g.
+            ``{"trace.replay": "closed", "trace.queue_depth": 16, "trace.warmup_requests":
+            1000}``; the report's ``workload`` then has ``kind == "trace"``.
         trace_format: Format of ``trace`` (``trace.format``): ``"msr"``, ``"spc"``,
             ``"disksim-ms"``, ``"disksim-ns"``, ``"blkparse-q"``, ``"fio"``, ``"generic:..."``
             and others (``flashlab trace formats``); ``None`` detects it.
@@ -249,7 +250,7 @@ def trace_stats(
     The file (plain, gzip or zstd) is read in one streaming pass, with the GIL released.
 
     Args:
-        path: Trace file.
+        path: Trace file, or ``"sample:tpcc"`` / ``"sample:wsrch"`` (a sample built in).
         format: Its format (see ``flashlab trace formats``), e.g. ``"disksim-ns"``,
             ``"disksim-ms"``, ``"msr"``, ``"generic:..."``; ``"auto"`` detects it.
         devices: Only these devices: ``"0,3"`` (blkparse ``"8:0"``) or a sequence of device

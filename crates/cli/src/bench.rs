@@ -21,9 +21,10 @@
 //! - `rtos`: the mt-ftl study's firmware model: mt-ftl's 4 tasks on the simulated uC/OS-II of
 //!   `mt-board`, its `desktop` workload closed loop at `--qd`, preconditioned to steady state,
 //!   with context switches per request and the kernel's CPU share.
-//! - `trace`: every `*.trace` of `--trace-dir` (the MQSim traces) replayed closed loop at
-//!   `--qd` on the reference device after a sequential fill; a missing directory gives a
-//!   skipped entry saying why.
+//! - `trace`: the sample traces built into flashlab (the MQSim excerpts of the repository's
+//!   `traces/`, [`flashlab_sim::trace::samples`]), or every `*.trace` of `--trace-dir`,
+//!   replayed closed loop at `--qd` on the reference device after a sequential fill; a
+//!   `--trace-dir` that is missing or holds no trace is refused before anything is measured.
 //! - `precondition`: preconditioning the reference device alone: mapping units written (fill,
 //!   random overwrites, idle GC moves) per wall second. Every line's JSON has the same figures
 //!   of its own preconditioning.
@@ -43,8 +44,7 @@
 //! simulated time and the request rate in it (the workload's offered rate when the device
 //! keeps up).
 //!
-//! `--json FILE` writes one object per line (the table rows), each with its `section`;
-//! skipped lines have `section`, `what` and `skipped` (the reason) only.
+//! `--json FILE` writes one object per line (the table rows), each with its `section`.
 
 mod measure;
 mod plan;
@@ -114,8 +114,9 @@ pub struct BenchArgs {
     #[arg(long, value_parser = super::count_arg)]
     ftl_requests: Option<u64>,
     /// Directory of the traces the trace section replays (every *.trace file in it)
-    #[arg(long, value_name = "DIR", default_value = "../shared/traces")]
-    trace_dir: PathBuf,
+    /// [default: the sample traces built into flashlab, see `flashlab trace samples`]
+    #[arg(long, value_name = "DIR")]
+    trace_dir: Option<PathBuf>,
     /// Raw device sizes of the scaling section in GiB, comma separated [default: 4,16,64,256]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = gib_arg)]
     scaling_gib: Option<Vec<u32>>,
@@ -136,6 +137,13 @@ impl BenchArgs {
     }
     fn ftl_requests(&self) -> u64 {
         self.ftl_requests.unwrap_or(100_000)
+    }
+    /// What the trace section replays, for its title: `--trace-dir`, or the samples.
+    fn traces_title(&self) -> String {
+        match &self.trace_dir {
+            Some(dir) => dir.display().to_string(),
+            None => "the sample traces built in".into(),
+        }
     }
     fn scaling_gib(&self) -> Vec<u32> {
         self.scaling_gib
@@ -261,10 +269,6 @@ pub fn bench_command(a: &BenchArgs) -> i32 {
     let mut all = Vec::new();
     for (i, group) in groups.iter().enumerate() {
         say(table::header(group.kind, a, i == 0, periodic_title));
-        for s in &group.skipped {
-            say(table::skipped_row(s));
-            all.push(serde_json::to_value(s).expect("a skipped line serializes"));
-        }
         let figures = match measure_group(group, &say) {
             Ok(f) => f,
             Err(e) => return fail(&e),
@@ -297,7 +301,7 @@ fn refuse_clashes(a: &BenchArgs) -> Result<(), SimError> {
         .as_ref()
         .is_none_or(|s| s.contains(&Section::Trace))
     {
-        plan::trace_files(&a.trace_dir).unwrap_or_default()
+        plan::trace_dir_files(a)
     } else {
         Vec::new()
     };
@@ -352,7 +356,7 @@ fn measure_group(group: &plan::Group, say: &dyn Fn(String)) -> Result<Vec<Figure
 }
 
 /// The sections to run: `--sections`, or the default; a periodic workload has the reference
-/// lines only, and `--scaling-gib` needs the scaling section.
+/// lines only, `--scaling-gib` needs the scaling section and `--trace-dir` the trace section.
 fn sections(a: &BenchArgs, periodic: bool) -> Result<Vec<Section>, SimError> {
     let chosen = a.sections.clone();
     if a.scaling_gib.is_some()
@@ -364,6 +368,23 @@ fn sections(a: &BenchArgs, periodic: bool) -> Result<Vec<Section>, SimError> {
             location: "--scaling-gib".into(),
             message: "the scaling section is not selected (add scaling to --sections, e.g. --sections scaling)".into(),
         });
+    }
+    if a.trace_dir.is_some() {
+        let trace_runs = match &chosen {
+            Some(s) => s.contains(&Section::Trace),
+            None => !periodic,
+        };
+        if !trace_runs {
+            let message = if periodic {
+                "does not apply to a periodic workload: it runs the reference lines only"
+            } else {
+                "the trace section is not selected (add trace to --sections, e.g. --sections trace)"
+            };
+            return Err(SimError::Input {
+                location: "--trace-dir".into(),
+                message: message.into(),
+            });
+        }
     }
     if periodic {
         if let Some(other) = chosen.iter().flatten().find(|s| **s != Section::Reference) {
@@ -395,7 +416,7 @@ fn periodic_workload(a: &BenchArgs) -> Result<Option<PeriodicRun>, SimError> {
         return Err(SimError::Input {
             location: "trace.path".into(),
             message: format!(
-                "bench replays the traces of --trace-dir in its trace section, not {}: give a periodic workload or none (`flashlab run --trace` replays one)",
+                "bench replays its sample traces (or those of --trace-dir) in its trace section, not {}: give a periodic workload or none (`flashlab run --trace` replays one)",
                 config.trace.path
             ),
         });

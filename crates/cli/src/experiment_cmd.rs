@@ -99,9 +99,10 @@ pub struct FmmuArgs {
     /// seq-read-64k, rand-write-4k, rand-read-4k
     #[arg(long, value_delimiter = ',')]
     synthetic: Vec<String>,
-    /// Trace files of the traces part (the paper's MSR and WebSearch traces are not public:
-    /// e.g. the MQSim excerpts), comma separated
-    #[arg(long, value_delimiter = ',')]
+    /// Trace files of the traces part, comma separated [default: sample:wsrch,sample:tpcc,
+    /// the MQSim excerpts built in (`flashlab trace samples`): the paper's MSR and WebSearch
+    /// traces are not public]
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
     traces: Vec<String>,
     /// CI sizes: 32 pages per block, a few thousand requests, three scaling points
     #[arg(long)]
@@ -352,18 +353,24 @@ fn fmmu(a: &FmmuArgs) -> i32 {
     } else {
         FmmuStudy::full()
     };
+    let traces = if a.traces.is_empty() {
+        base.traces.clone()
+    } else {
+        a.traces.clone()
+    };
     let study = FmmuStudy {
         parts: a.parts.clone(),
         schemes: a.schemes.clone(),
         synthetic: a.synthetic.clone(),
-        traces: a.traces.clone(),
+        traces,
         seed: a.seed,
         ..base
     };
-    // Bad scheme or workload names, and traces the study would write over, are refused
-    // before the output directory is made.
+    // Bad scheme or workload names, missing traces and traces the study would write over
+    // are refused before the output directory is made.
     if let Err(e) = study
         .selected_schemes()
+        .and_then(|_| study.check_traces())
         .and_then(|_| refuse_writing_traces(&a.traces, &a.out))
     {
         return fail(&e);

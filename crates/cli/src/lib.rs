@@ -96,7 +96,8 @@ struct RunArgs {
     #[arg(short, long, value_name = "SPEC")]
     workload: Option<String>,
     /// Replay a block trace instead of the synthetic workload (plain, .gz or .zst; `-` for
-    /// standard input)
+    /// standard input; sample:tpcc or sample:wsrch for a sample built in, see `flashlab trace
+    /// samples`)
     #[arg(short, long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Format of --trace (default: detected; see `flashlab trace formats`); also --format

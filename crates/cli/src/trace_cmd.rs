@@ -1,12 +1,14 @@
 //! `flashlab trace`: statistics of a trace, conversion between formats, generation of a
-//! synthetic trace (the desktop model), the list of formats with sample lines, and a
-//! reader-speed benchmark on generated files.
+//! synthetic trace (the desktop model), the list of formats with sample lines, the sample
+//! traces built in (listed with their licence, or written out), and a reader-speed benchmark
+//! on generated files.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use flashlab_sim::trace::formats::{blkparse, disksim, fio, generic, msr, spc};
+use flashlab_sim::trace::samples;
 use flashlab_sim::trace::{
     render_stats, stats_document, trace_stats, Compression, FormatChoice, OrderOptions, Ordered,
     ReadOptions, TraceFormat, TraceReader, TraceRecord, TraceWriter, FORMAT_NAMES,
@@ -29,13 +31,17 @@ pub enum TraceCommand {
     Generate(GenerateArgs),
     /// List the formats read, with a sample line each
     Formats,
+    /// List the sample traces built into flashlab (MQSim excerpts) with their licence; replay
+    /// one with `--trace sample:NAME`, or write them out with --extract DIR
+    Samples(SamplesArgs),
     /// Measure reading speed (lines per second) of every reader on generated files
     Bench(BenchArgs),
 }
 
 #[derive(clap::Args, Debug)]
 pub struct InputArgs {
-    /// Trace file (plain, gzip or zstd; `-` for standard input)
+    /// Trace file (plain, gzip or zstd; `-` for standard input; sample:tpcc or sample:wsrch for
+    /// a sample built in, see `flashlab trace samples`)
     file: PathBuf,
     /// Format (default: detected; see `flashlab trace formats`); also --trace-format
     #[arg(
@@ -122,6 +128,14 @@ pub struct GenerateArgs {
 }
 
 #[derive(clap::Args, Debug)]
+pub struct SamplesArgs {
+    /// Write the sample traces and their licence (LICENSE_mqsim.txt) into DIR, made if
+    /// missing; files already there are left alone if identical, refused if not
+    #[arg(long, value_name = "DIR")]
+    extract: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Lines per generated file (1e7, 250k)
     #[arg(long, default_value = "10000000", value_parser = super::count_arg)]
@@ -137,6 +151,7 @@ pub fn trace_command(command: &TraceCommand) -> i32 {
         TraceCommand::Convert(a) => convert_command(a),
         TraceCommand::Generate(a) => generate_command(a),
         TraceCommand::Formats => formats_command(),
+        TraceCommand::Samples(a) => samples_command(a),
         TraceCommand::Bench(a) => bench_command(a),
     }
 }
@@ -598,6 +613,101 @@ fn formats_command() -> i32 {
          Blank lines and lines starting with # are skipped; \\r\\n endings are accepted."
     );
     0
+}
+
+fn samples_command(a: &SamplesArgs) -> i32 {
+    match &a.extract {
+        Some(dir) => extract_samples(dir),
+        None => {
+            print!("{}", samples_listing());
+            0
+        }
+    }
+}
+
+/// The list of the built-in samples, how to use them, where they come from and their licence.
+fn samples_listing() -> String {
+    let mut out = String::from(
+        "Sample traces built into flashlab (the repository's traces/ folder): MQSim excerpts,\n\
+         DiskSim ASCII with nanosecond times (format disksim-ns, detected).\n\n",
+    );
+    for s in &samples::SAMPLES {
+        out += &format!(
+            "  {:<14} {:<25} {:>6} requests  {}\n",
+            s.reference(),
+            s.file_name,
+            s.requests,
+            s.summary
+        );
+    }
+    out += &format!(
+        "\nUse one wherever a trace file is read:\n\
+         \x20 flashlab run --trace sample:tpcc --set trace.replay=closed --set trace.queue_depth=64\n\
+         \x20 flashlab trace stats sample:wsrch\n\
+         \x20 flashlab trace samples --extract DIR   # the files and their licence\n\
+         `flashlab bench` (trace section) and `flashlab experiment fmmu` (traces part) replay them\n\
+         unless given other traces.\n\n\
+         Origin: the MQSim simulator (github.com/CMU-SAFARI/MQSim, folder traces/), most likely\n\
+         excerpts of the SNIA/UMass TPC-C and WebSearch traces. Their licence ({}):\n\n{}",
+        samples::LICENSE_FILE_NAME,
+        samples::LICENSE
+    );
+    out
+}
+
+/// Writes the samples and their licence into `dir`; a file already there is kept when it is
+/// identical and refused when it is not (nothing is ever replaced).
+fn extract_samples(dir: &Path) -> i32 {
+    let fail = |path: &Path, message: String| {
+        eprintln!("error: cannot write {}: {message}", path.display());
+        EXIT_IO
+    };
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return fail(dir, e.to_string());
+    }
+    let files = samples::SAMPLES
+        .iter()
+        .map(|s| (s.file_name, s.bytes))
+        .chain([(samples::LICENSE_FILE_NAME, samples::LICENSE.as_bytes())]);
+    // Every file is checked before any is written: a refusal leaves the directory as it was.
+    let mut to_write = Vec::new();
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        match std::fs::read(&path) {
+            Ok(there) if there == bytes => {
+                eprintln!("{} is already there (identical)", path.display());
+            }
+            Ok(_) => {
+                return fail(
+                    &path,
+                    format!("it exists and is not the built-in {name}; remove it or choose another directory"),
+                )
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => to_write.push((path, bytes)),
+            Err(e) => return fail(&path, e.to_string()),
+        }
+    }
+    for (path, bytes) in to_write {
+        if let Err(e) = write_new_file(&path, bytes) {
+            return fail(&path, e.to_string());
+        }
+        println!("{}", path.display());
+    }
+    0
+}
+
+/// Writes `bytes` to a new file at `path` (never an existing one); a failed write leaves no
+/// partial file.
+fn write_new_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    written
 }
 
 /// Generated requests: mixed sizes and offsets over 1 TiB, a few devices, increasing times.

@@ -20,7 +20,7 @@ const SMALL: &[&str] = &[
 ];
 
 fn traces() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces")
 }
 
 fn text<'a>(m: &'a Value, key: &str) -> &'a str {
@@ -354,46 +354,6 @@ fn bench_sections_carry_their_figures() {
     }
 }
 
-/// A missing trace directory gives a skipped line saying why, in the table and the JSON.
-#[test]
-fn bench_skips_missing_traces() {
-    let missing = scratch("bench-no-traces").join("nowhere");
-    let r = flashlab(&[
-        "bench",
-        "--sections",
-        "trace",
-        "--trace-dir",
-        path_str(&missing),
-        "--json",
-        "-",
-    ]);
-    r.assert_success();
-    let lines: Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
-    let lines = lines.as_array().expect("an array of lines");
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert_eq!(lines[0]["section"], "trace");
-    let why = text(&lines[0], "skipped");
-    assert!(
-        why.contains("nowhere") && why.contains("--trace-dir"),
-        "{why}"
-    );
-    assert!(
-        r.stderr.contains("skipped") && r.stderr.contains("--trace-dir"),
-        "{}",
-        r.stderr
-    );
-    let empty = scratch("bench-empty-traces");
-    let r = flashlab(&[
-        "bench",
-        "--sections",
-        "trace",
-        "--trace-dir",
-        path_str(&empty),
-    ]);
-    r.assert_success();
-    assert!(r.stdout.contains("no *.trace file"), "{}", r.stdout);
-}
-
 /// A periodic workload replaces the random writes of the reference lines: its open-loop jobs
 /// until its count, from `--workload` or `[[workload.tasks]]` in `--config`, with the
 /// simulated request rate; the random-write options are refused with it.
@@ -471,6 +431,9 @@ fn bench_runs_a_periodic_workload() {
     );
     assert_bad_input(
         &flashlab(&["bench", "--set", "trace.path=\"t.csv\""]),
-        &["trace.path", "bench replays the traces of --trace-dir"],
+        &[
+            "trace.path",
+            "bench replays its sample traces (or those of --trace-dir)",
+        ],
     );
 }

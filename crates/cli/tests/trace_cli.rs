@@ -1,5 +1,5 @@
 //! Integration tests of `flashlab trace` (stats, convert, formats, bench) and of
-//! `flashlab run --trace`, on the real MQSim traces in `../shared/traces` (read only):
+//! `flashlab run --trace`, on the real MQSim traces of the repository's `traces/` (read only):
 //! TPC-C (6,999 requests, 16 devices, about 136 ms, DiskSim ASCII with nanoseconds) and
 //! WebSearch (24,783 requests, 6 devices, about 60 s).
 
@@ -11,7 +11,7 @@ use common::{at, flashlab, path_str, scratch, Outcome};
 use serde_json::Value;
 
 fn traces() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces")
 }
 
 fn tpcc() -> String {

@@ -154,7 +154,7 @@ fn run_experiment_with_stop_check_stops_and_otherwise_changes_nothing() {
 
 fn tpcc() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces/mqsim_tpcc-small.trace")
+        .join("../../traces/mqsim_tpcc-small.trace")
         .display()
         .to_string()
 }

@@ -64,8 +64,7 @@ fn read_checked(bytes: &[u8], fmt: &str, skip_bad_lines: bool) {
 
 /// Lines of the real TPC-C trace, and the same requests as MSR lines.
 fn real_lines() -> (Vec<String>, Vec<String>) {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mqsim_tpcc-small.trace");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/mqsim_tpcc-small.trace");
     let text = std::fs::read_to_string(path).unwrap();
     let disksim: Vec<String> = text.lines().take(300).map(str::to_string).collect();
     let mut msr = Vec::new();

@@ -1,6 +1,6 @@
 //! Every trace reader on hand-written samples (blank lines, comments, CRLF, huge offsets,
-//! zero-length requests, unsorted times), on the real traces in `../shared/traces/`, through
-//! gzip and zstd, and with malformed lines (file:line errors, or counted skips).
+//! zero-length requests, unsorted times), on the real traces of the repository's `traces/`,
+//! through gzip and zstd, and with malformed lines (file:line errors, or counted skips).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use flashlab_sim::trace::{
 use flashlab_sim::SimError;
 
 fn traces_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces")
 }
 
 fn format(name: &str) -> TraceFormat {

@@ -12,7 +12,7 @@ use flashlab_sim::{run_experiment, workload_source, ExperimentConfig, SimError, 
 
 fn tpcc() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces/mqsim_tpcc-small.trace")
+        .join("../../traces/mqsim_tpcc-small.trace")
         .display()
         .to_string()
 }

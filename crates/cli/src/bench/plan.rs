@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use flashlab_sim::config::{ConfigSource, ExperimentConfig};
+use flashlab_sim::trace::samples;
 use flashlab_sim::SimError;
 
 use super::{BenchArgs, PeriodicRun, Section};
@@ -130,19 +131,10 @@ pub struct ScalingSize {
     pub over_provisioning: Option<f64>,
 }
 
-/// A line not measured, and why.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Skipped {
-    pub section: &'static str,
-    pub what: String,
-    pub skipped: String,
-}
-
 /// The lines of one table: a section, or a part of the `ftls` section.
 pub struct Group {
     pub kind: GroupKind,
     pub lines: Vec<Line>,
-    pub skipped: Vec<Skipped>,
 }
 
 /// Which table a group prints.
@@ -167,11 +159,7 @@ pub fn groups(
 ) -> Result<Vec<Group>, SimError> {
     let mut groups = Vec::new();
     let has = |s: Section| sections.contains(&s);
-    let group = |kind, lines| Group {
-        kind,
-        lines,
-        skipped: Vec::new(),
-    };
+    let group = |kind, lines| Group { kind, lines };
     if has(Section::Reference) {
         groups.push(group(
             GroupKind::Reference,
@@ -187,7 +175,7 @@ pub fn groups(
         groups.push(group(GroupKind::Rtos, rtos_lines(a, modes)?));
     }
     if has(Section::Trace) {
-        groups.push(trace_group(a, modes)?);
+        groups.push(group(GroupKind::Trace, trace_lines(a, modes)?));
     }
     if has(Section::Precondition) {
         groups.push(group(GroupKind::Precondition, precondition_lines(a)?));
@@ -195,7 +183,7 @@ pub fn groups(
     if has(Section::Scaling) {
         groups.push(group(GroupKind::Scaling, scaling_lines(a, modes)?));
     }
-    groups.retain(|g| !g.lines.is_empty() || !g.skipped.is_empty());
+    groups.retain(|g| !g.lines.is_empty());
     Ok(groups)
 }
 
@@ -326,60 +314,91 @@ fn rtos_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<Vec<Line>
     Ok(lines)
 }
 
-/// The `*.trace` files of `--trace-dir`, sorted, or why there are none.
-pub(super) fn trace_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+/// A trace the trace section replays: its file name (what the table and the JSON call it)
+/// and the path the replay reads (`sample:NAME` for a built-in sample).
+struct BenchTrace {
+    name: String,
+    path: String,
+}
+
+/// The traces of the trace section: every `*.trace` file of `--trace-dir` (sorted), or the
+/// sample traces built in. A `--trace-dir` that cannot be read or holds no trace is refused:
+/// the user asked for its traces.
+fn bench_traces(a: &BenchArgs) -> Result<Vec<BenchTrace>, SimError> {
+    let Some(dir) = &a.trace_dir else {
+        return Ok(samples::SAMPLES
+            .iter()
+            .map(|s| BenchTrace {
+                name: s.file_name.to_string(),
+                path: s.reference(),
+            })
+            .collect());
+    };
+    let refuse = |message: String| {
+        SimError::Input {
+        location: format!("--trace-dir {}", dir.display()),
+        message: format!(
+            "{message} (without --trace-dir the trace section replays the sample traces built in: {})",
+            samples::sample_references()
+        ),
+    }
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| refuse(format!("cannot list it: {e}")))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "trace") && p.is_file())
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!("{}: no *.trace file", dir.display()));
+        return Err(refuse("holds no *.trace file".into()));
     }
-    Ok(files)
+    Ok(files
+        .into_iter()
+        .map(|file| BenchTrace {
+            name: file.file_name().map_or_else(
+                || file.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            path: file.display().to_string(),
+        })
+        .collect())
 }
 
-/// Every trace of `--trace-dir` replayed closed loop at `--qd` on the reference device after
-/// a sequential fill; a missing or empty directory gives a skipped entry saying why.
-fn trace_group(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<Group, SimError> {
-    let mut group = Group {
-        kind: GroupKind::Trace,
-        lines: Vec::new(),
-        skipped: Vec::new(),
-    };
-    let files = match trace_files(&a.trace_dir) {
-        Ok(files) => files,
-        Err(why) => {
-            group.skipped.push(Skipped {
-                section: Section::Trace.name(),
-                what: a.trace_dir.display().to_string(),
-                skipped: format!("{why} (give the MQSim traces' directory with --trace-dir)"),
-            });
-            return Ok(group);
-        }
-    };
-    for file in files {
-        let name = file.file_name().map_or_else(
-            || file.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+/// The files of `--trace-dir` the trace section would replay (none without it, or when it
+/// cannot be read: [`bench_traces`] refuses that), for the output clash check.
+pub(super) fn trace_dir_files(a: &BenchArgs) -> Vec<PathBuf> {
+    match (&a.trace_dir, bench_traces(a)) {
+        (Some(_), Ok(traces)) => traces.into_iter().map(|t| PathBuf::from(t.path)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Every trace of [`bench_traces`] replayed closed loop at `--qd` on the reference device
+/// after a sequential fill.
+fn trace_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<Vec<Line>, SimError> {
+    let mut lines = Vec::new();
+    for trace in bench_traces(a)? {
         for &(mode, functional) in modes {
             let mut sets = base_sets(a, functional);
             sets.push(format!(
                 "trace.path={}",
-                toml::Value::String(file.display().to_string())
+                toml::Value::String(trace.path.clone())
             ));
             sets.push("trace.replay=\"closed\"".into());
             sets.push(format!("trace.queue_depth={}", a.qd()));
             sets.push("run.precondition_max_passes=0".into());
             let config = checked(&a.device, a.config.as_deref(), sets, &a.sets)?;
-            let mut l = line(Section::Trace, mode, config, format!("{name} {mode}"));
-            l.what = Some(name.clone());
-            group.lines.push(l);
+            let mut l = line(
+                Section::Trace,
+                mode,
+                config,
+                format!("{} {mode}", trace.name),
+            );
+            l.what = Some(trace.name.clone());
+            lines.push(l);
         }
     }
-    Ok(group)
+    Ok(lines)
 }
 
 /// Preconditioning of the reference device alone (it is functional: one line).

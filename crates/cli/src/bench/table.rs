@@ -2,7 +2,7 @@
 //! row per line.
 
 use super::measure::Figures;
-use super::plan::{GroupKind, Skipped};
+use super::plan::GroupKind;
 use super::BenchArgs;
 
 /// The title (with a blank line before all but the first table) and the column header.
@@ -36,7 +36,7 @@ pub fn header(kind: GroupKind, a: &BenchArgs, first: bool, periodic_title: Optio
         ),
         GroupKind::Trace => format!(
             "trace replay ({}): closed loop at QD {q} on `{device}`, after a sequential fill of {p:.0}%",
-            a.trace_dir.display()
+            a.traces_title()
         ),
         GroupKind::Precondition => format!(
             "preconditioning `{device}` to {p:.0}% (sequential fill, random overwrites to steady state, idle GC), in mapping units"
@@ -273,11 +273,6 @@ fn scaling_row(f: &Figures) -> String {
         per_gib,
         wa_text(f)
     )
-}
-
-/// The row of a line not measured.
-pub fn skipped_row(s: &Skipped) -> String {
-    format!("skipped {}: {}", s.what, s.skipped)
 }
 
 /// What the simulated time of a periodic line was, and the request rate in it.

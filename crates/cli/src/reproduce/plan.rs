@@ -43,7 +43,7 @@ impl StudyPlan {
 /// A paper and the studies that check it.
 #[derive(Debug)]
 pub struct Paper {
-    /// The paper's file name without `.txt` (/work/shared/papers).
+    /// The paper's file name without `.txt`, as the docs cite it (e.g. `fmmu` for fmmu.txt).
     pub name: &'static str,
     pub title: &'static str,
     pub studies: &'static [StudyPlan],
@@ -143,11 +143,11 @@ pub const PAPERS: [Paper; 5] = [
             quick: &["--quick"],
             full: &[],
             setup: "fmmu.txt Figs. 10-14 on fmmu-16ch: the execution-time model, synthetic \
-                    workloads after a full fill, traces at 512 outstanding (none given: the \
-                    paper's MSR and WebSearch traces are not public), 4 KiB random reads from \
-                    1x1 to 32x8. Quick: the study's --quick (32 pages per block, a few thousand \
+                    workloads after a full fill, traces at 512 outstanding (the MQSim WebSearch \
+                    and TPC-C excerpts built into flashlab: the paper's MSR and WebSearch \
+                    traces are not public), 4 KiB random reads from 1x1 to 32x8. Quick: the study's --quick (32 pages per block, a few thousand \
                     requests, three scaling points); full: the study's default sizes.",
-            quick_s: 35,
+            quick_s: 40,
             deviations: &[
                 section!("fmmu.md", "Set-up"),
                 section!(

@@ -1,8 +1,9 @@
 //! fmmu.txt section 5 on `fmmu-16ch`: the four synthetic workloads after a full sequential fill
 //! (Figs. 11 and 12: throughput and the utilisation of host link, NAND bus, chips and FTL), the
 //! traces at 512 outstanding and zero inter-arrival (Fig. 13: elapsed time normalised to the
-//! ideal; the paper's MSR and WebSearch traces are not here, the MQSim excerpts in
-//! /work/shared/traces stand in when given) and 4 KiB random reads "in map cache case" (over
+//! ideal; the paper's MSR and WebSearch traces are not public: the MQSim excerpts built into
+//! flashlab stand in unless other traces are given, [`DEFAULT_TRACES`]) and 4 KiB random
+//! reads "in map cache case" (over
 //! [`SCALING_RANGE_FRACTION`] of the space) from 1 ch x 1 way to 32 ch x 8 ways on a PCIe 3.0
 //! x32 link (Fig. 14), each point beside its closed form ([`super::fmmu`]).
 //!
@@ -121,6 +122,11 @@ pub const SYNTHETIC: [(&str, &str); 4] = [
 /// point's requests.
 pub const SCALING_RANGE_FRACTION: f64 = 1.0 / 64.0;
 
+/// The traces of Fig. 13 when none are given: the sample traces built into flashlab (the
+/// repository's `traces/`, [`crate::trace::samples`]), WebSearch first as in the paper's
+/// figure. The paper's MSR and WebSearch traces are not public.
+pub const DEFAULT_TRACES: [&str; 2] = ["sample:wsrch", "sample:tpcc"];
+
 /// The parts of the study (`exec-time`: the model's Fig. 10 table, no runs).
 pub const PARTS: [&str; 4] = ["exec-time", "synthetic", "traces", "scaling"];
 
@@ -138,7 +144,8 @@ pub struct FmmuStudy {
     pub random_write_requests: u64,
     /// (channels, ways) of Fig. 14.
     pub scaling: Vec<(u32, u32)>,
-    /// Trace files of Fig. 13.
+    /// Trace files of Fig. 13 (paths, or `sample:NAME` for a built-in sample; the full and
+    /// quick studies: [`DEFAULT_TRACES`]).
     pub traces: Vec<String>,
     /// Parts to run: `exec-time`, `synthetic`, `traces`, `scaling`.
     pub parts: Vec<String>,
@@ -165,7 +172,7 @@ impl FmmuStudy {
             requests: 100_000,
             random_write_requests: 4_000_000,
             scaling,
-            traces: Vec::new(),
+            traces: DEFAULT_TRACES.iter().map(|t| t.to_string()).collect(),
             parts: PARTS.iter().map(|p| p.to_string()).collect(),
             schemes: Vec::new(),
             synthetic: Vec::new(),
@@ -259,11 +266,57 @@ impl FmmuStudy {
             .collect())
     }
 
+    /// The traces of the traces part, checked before anything runs (a misspelt path must
+    /// not surface after the synthetic part's minutes): each a file that exists or a built-in
+    /// sample. Standard input is refused: every scheme replays each trace.
+    pub fn check_traces(&self) -> Result<(), SimError> {
+        if !self.parts.iter().any(|p| p == "traces") {
+            return Ok(());
+        }
+        let refuse = |message: String| SimError::Input {
+            location: "traces".into(),
+            message,
+        };
+        for trace in &self.traces {
+            match trace.as_str() {
+                "" => {
+                    return Err(refuse(format!(
+                        "an empty trace name (give trace files or built-in samples, comma separated: {})",
+                        crate::trace::samples::sample_references()
+                    )))
+                }
+                "-" => {
+                    return Err(refuse(
+                        "standard input cannot be replayed once per scheme: save it to a file"
+                            .into(),
+                    ))
+                }
+                _ => {}
+            }
+            match crate::trace::samples::lookup(trace) {
+                Some(sample) => {
+                    sample?;
+                }
+                None => {
+                    std::fs::metadata(trace).map_err(|e| SimError::Input {
+                        location: trace.clone(),
+                        message: format!(
+                            "{e} (built-in samples: {})",
+                            crate::trace::samples::sample_references()
+                        ),
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Runs every part, calling `progress(done, total, what)`.
     pub fn run(
         &self,
         progress: &mut dyn FnMut(usize, usize, &str),
     ) -> Result<Vec<FmmuPoint>, SimError> {
+        self.check_traces()?;
         let wants = |part: &str| self.parts.iter().any(|p| p == part);
         let mut cases: Vec<(&'static str, Scheme, String, u32, u32)> = Vec::new();
         for s in self.selected_schemes()? {

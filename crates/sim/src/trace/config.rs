@@ -44,7 +44,7 @@ pub enum ReplayMode {
 settings! {
     /// Replay of a block trace; when `path` is set it replaces the synthetic workload.
     pub struct TraceConfig in "trace" {
-        /// Trace file (plain, gzip or zstd); empty runs the synthetic workload instead.
+        /// Trace file (plain, gzip or zstd; sample:tpcc or sample:wsrch: a sample built in); empty runs the synthetic workload instead.
         path: String = String::new(), unit "";
         /// auto, msr, spc, disksim-ms, disksim-ns, disksim, blkparse-q, blkparse-d, fio or generic:... (see `flashlab trace formats`).
         format: String = String::from("auto"), unit "";

@@ -5,6 +5,8 @@
 //! a pipe cannot do: [`TraceInput`] reads standard input (`-`), a named pipe or any other
 //! input that is not a regular file once into a temporary file (zstd-compressed unless it
 //! already is compressed) that the passes then re-open. Messages keep naming the original.
+//! A path `sample:NAME` is a sample trace built into flashlab ([`super::samples`]), read from
+//! memory.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -67,27 +69,43 @@ pub const STDIN_LABEL: &str = "<stdin>";
 #[derive(Debug, Clone)]
 pub struct TraceInput {
     label: String,
-    path: PathBuf,
-    spool: Option<Arc<tempfile::NamedTempFile>>,
-    /// Compression of a spooled input as it came (the copy may be compressed by us).
-    spooled_compression: Option<Compression>,
+    source: Source,
+}
+
+/// Where a [`TraceInput`]'s bytes are.
+#[derive(Debug, Clone)]
+enum Source {
+    /// A regular file, read in place.
+    File(PathBuf),
+    /// A copy of input that can be read only once, with its compression as it came (the copy
+    /// may be compressed by us).
+    Spooled {
+        copy: Arc<tempfile::NamedTempFile>,
+        compression: Compression,
+    },
+    /// A sample trace built into flashlab.
+    Sample(&'static [u8]),
 }
 
 impl TraceInput {
-    /// The input at `path` (`-`: standard input), copied once to a temporary file when it is
-    /// not a regular file.
+    /// The input at `path` (`-`: standard input; `sample:NAME`: a built-in sample), copied
+    /// once to a temporary file when it is not a regular file.
     pub fn new(path: &Path) -> Result<TraceInput, SimError> {
         if path.as_os_str() == "-" {
             return Self::spooled(STDIN_LABEL, &mut io::stdin().lock());
         }
         let label = path.display().to_string();
+        if let Some(sample) = path.to_str().and_then(super::samples::lookup) {
+            return Ok(TraceInput {
+                label,
+                source: Source::Sample(sample?.bytes),
+            });
+        }
         let meta = std::fs::metadata(path).map_err(|e| labeled_io_error(&label, &e))?;
         if meta.is_file() {
             return Ok(TraceInput {
                 label,
-                path: path.to_path_buf(),
-                spool: None,
-                spooled_compression: None,
+                source: Source::File(path.to_path_buf()),
             });
         }
         if meta.is_dir() {
@@ -137,9 +155,10 @@ impl TraceInput {
         }
         Ok(TraceInput {
             label: label.to_string(),
-            path: spool.path().to_path_buf(),
-            spool: Some(Arc::new(spool)),
-            spooled_compression: Some(compression),
+            source: Source::Spooled {
+                copy: Arc::new(spool),
+                compression,
+            },
         })
     }
 
@@ -150,17 +169,30 @@ impl TraceInput {
 
     /// Whether the input was copied to a temporary file (it was not a regular file).
     pub fn is_spooled(&self) -> bool {
-        self.spool.is_some()
+        matches!(self.source, Source::Spooled { .. })
+    }
+
+    /// Whether the input is a sample trace built into flashlab.
+    pub fn is_sample(&self) -> bool {
+        matches!(self.source, Source::Sample(_))
     }
 
     /// Compression of a spooled input as it came (`None` for a file read in place).
     pub fn spooled_compression(&self) -> Option<Compression> {
-        self.spooled_compression
+        match self.source {
+            Source::Spooled { compression, .. } => Some(compression),
+            _ => None,
+        }
     }
 
     /// The input's lines from the start.
     pub fn lines(&self) -> Result<LineReader, SimError> {
-        LineReader::open_as(&self.path, &self.label)
+        match &self.source {
+            Source::File(path) => LineReader::open_as(path, &self.label),
+            Source::Spooled { copy, .. } => LineReader::open_as(copy.path(), &self.label),
+            Source::Sample(bytes) => LineReader::from_raw(Box::new(*bytes), bytes.len() as u64)
+                .map_err(|e| labeled_io_error(&self.label, &e)),
+        }
     }
 }
 
@@ -197,10 +229,16 @@ impl LineReader {
     /// Opens `path`, naming it `label` in errors.
     fn open_as(path: &Path, label: &str) -> Result<LineReader, SimError> {
         let io_error = |e: io::Error| labeled_io_error(label, &e);
-        let mut file = File::open(path).map_err(io_error)?;
+        let file = File::open(path).map_err(io_error)?;
         let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Self::from_raw(Box::new(file), file_bytes).map_err(io_error)
+    }
+
+    /// Lines of the (plain, gzip or zstd) bytes `file` of `file_bytes` bytes, compression
+    /// detected from its first bytes.
+    fn from_raw(mut file: Box<dyn Read + Send>, file_bytes: u64) -> io::Result<LineReader> {
         let mut magic = [0u8; 4];
-        let got = read_fully(&mut file, &mut magic).map_err(io_error)?;
+        let got = read_fully(&mut file, &mut magic)?;
         let compression = if got >= 2 && magic[..2] == GZIP_MAGIC {
             Compression::Gzip
         } else if got == 4 && magic == ZSTD_MAGIC {
@@ -220,7 +258,7 @@ impl LineReader {
                 flate2::read::MultiGzDecoder::new(BufReader::new(raw)),
             )),
             Compression::Zstd => {
-                let decoder = zstd::stream::read::Decoder::new(raw).map_err(io_error)?;
+                let decoder = zstd::stream::read::Decoder::new(raw)?;
                 Box::new(BufReader::with_capacity(BUFFER_BYTES, decoder))
             }
         };

@@ -1,7 +1,8 @@
 //! Block traces: readers for the common formats (MSR Cambridge, SPC/UMass, DiskSim in
 //! milliseconds or nanoseconds, blkparse, fio iologs, a generic described CSV), streaming
 //! from plain, gzip or zstd files; replay on the simulated SSD ([`TraceSource`]); statistics
-//! ([`trace_stats`]) and conversion ([`TraceWriter`]).
+//! ([`trace_stats`]) and conversion ([`TraceWriter`]); the sample traces built in
+//! ([`samples`]: `sample:tpcc`, `sample:wsrch`).
 //!
 //! Pipeline: [`TraceReader`] (lines -> records, file:line errors) -> [`Ordered`] (device
 //! selection, time order, limits) -> [`TraceSource`] (address placement, pacing) -> engine.
@@ -13,6 +14,7 @@ mod input;
 mod ordered;
 mod reader;
 mod replay;
+pub mod samples;
 mod stats;
 mod units;
 
