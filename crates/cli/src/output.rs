@@ -64,11 +64,8 @@ impl Output {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        if !dir.is_dir() {
-            return Err(OutputError::new(
-                path,
-                format!("its folder {} does not exist", dir.display()),
-            ));
+        if let Some(why) = crate::io_messages::unusable_folder(dir) {
+            return Err(OutputError::new(path, why));
         }
         let name = path.file_name().map_or_else(
             || String::from("output"),
@@ -83,10 +80,10 @@ impl Output {
             // As a plain create would (the umask applies), not the temporary file's 0600.
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        // The error's kind only: its text names the temporary file.
+        // Not the error's text: it names the temporary file.
         let file = builder
             .tempfile_in(dir)
-            .map_err(|e| OutputError::new(path, e.kind()))?;
+            .map_err(|e| OutputError::new(path, crate::io_messages::cannot_create_in(dir, &e)))?;
         Ok(Output {
             path: path.to_path_buf(),
             target: Target::File(BufWriter::with_capacity(1 << 18, file)),

@@ -236,6 +236,7 @@ fn from_table(table: toml::Table) -> Result<ExperimentConfig, ConfigError> {
     docs.extend(d.workload.field_docs());
     docs.extend(d.trace.field_docs());
     docs.extend(d.run.field_docs());
+    docs.extend(crate::workload::PeriodicTask::default().field_docs());
     settings::deserialize_table(table, "", &docs)
 }
 
