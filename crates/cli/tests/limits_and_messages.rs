@@ -218,3 +218,52 @@ fn usage_errors_and_choices_say_what_is_missing_or_allowed() {
         ),
     ]);
 }
+
+#[test]
+fn ambiguous_input_is_refused_before_anything_runs() {
+    let dir = scratch("ambiguous");
+    let csv = write_file(&dir, "t.csv", b"0,4096,1\n4096,4096,0\n");
+    let generic =
+        |spec: &str| run_small(&["-q", "--trace", path_str(&csv), "--trace-format", spec]);
+    let out = dir.join("repro");
+    assert_rows(&[
+        row(
+            generic("generic:offset=1:bytes,size=2:bytes,op=3,size=2:sectors"),
+            2,
+            &["`size` is given twice", "size=2:bytes", "size=2:sectors"],
+            &[],
+        ),
+        row(
+            generic("generic:offset=1:bytes,size=2:bytes,op=3,read=1|0,write=0"),
+            2,
+            &["token `0` is both a read (read=1|0) and a write (write=0)"],
+            &[],
+        ),
+        row(
+            run_small(&[
+                "-w",
+                "periodic:tasks=w1p@1ms/offset=1ms/offset=2ms,duration=10ms",
+            ]),
+            2,
+            &["/offset=1ms", "/offset=2ms", "give it once"],
+            &[],
+        ),
+        row(
+            strings(&[
+                "reproduce",
+                "--quick",
+                "--out",
+                path_str(&out),
+                "all",
+                "bogus",
+            ]),
+            2,
+            &["unknown paper bogus", "allowed:"],
+            &[],
+        ),
+    ]);
+    assert!(
+        !out.exists(),
+        "a refused reproduce created its output folder"
+    );
+}
