@@ -122,6 +122,59 @@ fn assert_rows(rows: &[Row]) {
 }
 
 #[test]
+fn byte_unit_traces_and_coarse_timestamps_are_explained() {
+    let dir = scratch("units-and-time");
+    // Offsets and sizes in bytes (4 KiB), read as sectors: 2 MiB requests over 6 GiB,
+    // more than the small device even compacted.
+    let bytes: String = (0..3000u64)
+        .map(|i| format!("{} 0 {} 4096 {}\n", i * 1000, i * 7 * 4096, i % 2))
+        .collect();
+    let bytes = write_file(&dir, "bytes.trace", bytes.as_bytes());
+    // A clock of 1 s: 300 requests per timestamp.
+    let coarse: String = (0..3000u64)
+        .map(|i| format!("{} 0 {} 8 {}\n", (1 + i / 300) * 1000, (i % 512) * 8, i % 2))
+        .collect();
+    let coarse = write_file(&dir, "coarse.trace", coarse.as_bytes());
+    let trace = |path: &PathBuf, format: &str, extra: &[&str]| {
+        let mut args = vec!["--trace", path_str(path), "--trace-format", format, "-q"];
+        args.extend_from_slice(extra);
+        run_small(&args)
+    };
+    assert_rows(&[
+        row(
+            trace(&bytes, "disksim-ns", &[]),
+            2,
+            &[
+                "bytes.trace",
+                "even compacted",
+                "look like bytes",
+                "--trace-format 'generic:time=1:ns,device=2,offset=3:bytes,size=4:bytes",
+                "if they are sectors, use trace.address_map=wrap",
+            ],
+            &[],
+        ),
+        row(
+            trace(&coarse, "disksim-ms", &[]),
+            0,
+            &[
+                "warning: 99.7% of the 2999 gaps between consecutive requests are zero",
+                "every timestamp is a multiple of 1 s",
+                "trace.replay=closed",
+                "trace.replay=bounded-open",
+            ],
+            &[],
+        ),
+        // Replayed closed loop, the timestamps do not matter: no warning.
+        row(
+            trace(&coarse, "disksim-ms", &["--set", "trace.replay=\"closed\""]),
+            0,
+            &[],
+            &["gaps"],
+        ),
+    ]);
+}
+
+#[test]
 fn usage_errors_and_choices_say_what_is_missing_or_allowed() {
     let dir = scratch("messages");
     let trace = write_file(&dir, "t.trace", disksim_lines(100).as_bytes());

@@ -13,6 +13,7 @@ mod input;
 mod ordered;
 mod reader;
 mod replay;
+mod resolution;
 mod stats;
 mod units;
 
@@ -22,6 +23,7 @@ pub use input::{Compression, LineReader, TraceInput, STDIN_LABEL};
 pub use ordered::{OrderCounts, OrderOptions, Ordered};
 pub use reader::{ReadOptions, TraceReader};
 pub use replay::{AddressSummary, TraceSource};
+pub use resolution::ResolutionCheck;
 pub use stats::{render_stats, stats_document, trace_stats, StatsBuilder, TraceStats};
 pub use units::UnitCheck;
 
