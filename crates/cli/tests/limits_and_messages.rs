@@ -8,9 +8,12 @@
 
 mod common;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use common::{flashlab, path_str, scratch, Outcome};
+use common::{flashlab, path_str, scratch, Outcome, BIN};
 
 /// A small, fast device (16 blocks per plane, 25% over-provisioning, fresh).
 fn run_small(extra: &[&str]) -> Vec<String> {
@@ -319,4 +322,149 @@ fn ambiguous_input_is_refused_before_anything_runs() {
         !out.exists(),
         "a refused reproduce created its output folder"
     );
+}
+
+#[test]
+fn smaller_trace_and_report_problems() {
+    let dir = scratch("smaller");
+    let text = disksim_lines(100);
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend_from_slice(text.as_bytes());
+    let bom = write_file(&dir, "bom.trace", &bom);
+    let mut gz = gzip(text.as_bytes());
+    gz.extend_from_slice(&[0u8; 512]);
+    let padded = write_file(&dir, "padded.trace.gz", &gz);
+    gz.extend_from_slice(b"junk\n");
+    let garbage = write_file(&dir, "garbage.trace.gz", &gz);
+    let stats = |path: &PathBuf| strings(&["trace", "stats", path_str(path), "-q"]);
+    assert_rows(&[
+        row(stats(&bom), 0, &[], &["error"]),
+        row(stats(&padded), 0, &[], &["warning", "error"]),
+        row(
+            stats(&garbage),
+            0,
+            &[
+                "warning: ",
+                "517 bytes after the end of the gzip data were ignored",
+            ],
+            &[],
+        ),
+        // Refused at the configuration check, before preconditioning.
+        row(
+            strings(&[
+                "run",
+                "--set",
+                "geometry.blocks_per_plane=16",
+                "--set",
+                "host.sector_bytes=4096",
+                "-w",
+                "zipf:bs=512-16k,align=512,count=100",
+                "--no-progress",
+            ]),
+            2,
+            &["workload.align_bytes = 512", "host.sector_bytes = 4096"],
+            &["request #"],
+        ),
+    ]);
+}
+
+#[test]
+fn an_ftl_running_on_the_rtos_shows_the_rtos_cpu() {
+    // mt-ftl's CPU is the RTOS's: its busy share, not the engine's idle cores.
+    let r = flashlab(&[
+        "run",
+        "-d",
+        "mt-board",
+        "--ftl",
+        "mt-ftl",
+        "-w",
+        "randwrite:count=500",
+        "--precondition",
+        "0",
+        "--no-progress",
+    ]);
+    r.assert_success();
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("utilisation:"))
+        .unwrap_or_else(|| panic!("no utilisation line\n{}", r.context()));
+    assert!(line.contains("FTL CPU (RTOS) "), "{line}");
+    assert!(line.contains("% polling)"), "{line}");
+    assert!(!line.contains("FTL CPU 0.0%"), "{line}");
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).expect("gzip");
+    e.finish().expect("gzip")
+}
+
+#[test]
+fn binary_input_is_refused_at_once() {
+    let tmp = scratch("dev-zero");
+    let mut child = Command::new(BIN)
+        .args(["trace", "stats", "/dev/zero"])
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the flashlab binary runs");
+    // Before, it copied /dev/zero until the disk was full: stopped after 20 s.
+    let start = Instant::now();
+    while child.try_wait().expect("status").is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still copying /dev/zero after {:?}", start.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("it ended");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("/dev/zero:1: not a text trace: a NUL byte"),
+        "{stderr}"
+    );
+}
+
+/// Starts `trace stats -` with its temporary files in `tmp`, feeds it part of a trace through
+/// a pipe that stays open, waits until it is copying, sends `signal` and waits for it.
+fn interrupted_while_spooling(tmp: &Path, signal: i32) -> std::process::ExitStatus {
+    let mut child = Command::new(BIN)
+        .args(["trace", "stats", "-", "--format", "disksim-ns", "-q"])
+        .env("TMPDIR", tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the flashlab binary runs");
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(disksim_lines(20_000).as_bytes())
+        .expect("the copy reads its input");
+    // The copy is under way (its input open, not ended).
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = i32::try_from(child.id()).expect("pid");
+    // SAFETY: a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let status = child.wait().expect("it ends");
+    drop(input);
+    status
+}
+
+#[test]
+fn an_interrupted_copy_of_standard_input_leaves_nothing_behind() {
+    for (name, signal) in [("sigterm", libc::SIGTERM), ("sigint", libc::SIGINT)] {
+        let tmp = scratch(&format!("spool-{name}"));
+        let status = interrupted_while_spooling(&tmp, signal);
+        assert!(!status.success(), "{name}: it was stopped");
+        let left: Vec<String> = std::fs::read_dir(&tmp)
+            .expect("scratch directory")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(left.is_empty(), "{name}: left behind {left:?}");
+    }
 }

@@ -83,6 +83,37 @@ fn configuration_messages_use_the_users_words() {
             &["workload.tasks[0].op = erase: unknown choice (allowed: read | write)"],
             &["variant"],
         ),
+        // Requests a 4 KiB-sector device cannot take: refused with the configuration.
+        (
+            &[
+                "host.sector_bytes=4096",
+                "workload.block_size=\"512-16k\"",
+                "workload.align_bytes=512",
+            ],
+            &[
+                "workload.align_bytes = 512",
+                "host.sector_bytes = 4096",
+                "inside a sector",
+            ],
+            &[],
+        ),
+        (
+            &[
+                "host.sector_bytes=4096",
+                "workload.block_size=\"4k:50,6k:50\"",
+            ],
+            &[
+                "workload.block_size",
+                "6144 bytes",
+                "host.sector_bytes = 4096",
+            ],
+            &[],
+        ),
+        (
+            &["host.sector_bytes=4096", "workload.pattern=\"web\""],
+            &["host.sector_bytes = 4096", "512-byte sectors"],
+            &[],
+        ),
     ];
     let mut failures = Vec::new();
     for (sets, mentions, never) in rows {
@@ -96,7 +127,7 @@ fn configuration_messages_use_the_users_words() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // A whole number written as a float in a task is that number.
+    // A whole number written as a float in a task is that number; sizes that fit pass.
     ExperimentConfig::with_sets(
         "default",
         &[
@@ -106,4 +137,9 @@ fn configuration_messages_use_the_users_words() {
         ],
     )
     .expect("pages = 2.0 is 2 pages");
+    ExperimentConfig::with_sets(
+        "default",
+        &["host.sector_bytes=4096", "workload.block_size=\"4k-16k\""],
+    )
+    .expect("4 KiB multiples fit 4 KiB sectors");
 }

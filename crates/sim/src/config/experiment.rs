@@ -172,6 +172,10 @@ impl ExperimentConfig {
         self.device().validate()?;
         self.run.check_ranges()?;
         self.workload.validate()?;
+        if !self.trace.enabled() {
+            self.workload
+                .check_sector_size(u64::from(self.host.sector_bytes))?;
+        }
         self.trace.validate()?;
         crate::ftl::registry::validate(self)?;
         Ok(())

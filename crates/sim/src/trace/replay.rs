@@ -505,7 +505,7 @@ impl RequestSource for TraceSource {
             "format_requested": c.format,
             "compression": reader.compression().name(),
             "notes": reader.notes(),
-            "warnings": self.survey_warnings.iter().cloned().chain(self.bad_lines_warning()).collect::<Vec<_>>(),
+            "warnings": self.survey_warnings.iter().cloned().chain(self.bad_lines_warning()).chain(reader.trailing_bytes_warning()).collect::<Vec<_>>(),
             "replay": {
                 "mode": c.replay,
                 "queue_depth": (c.replay != ReplayMode::Open).then_some(c.queue_depth),
