@@ -122,7 +122,8 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Keep a time series of bandwidth, latency and deadline misses per interval of this
-    /// much simulated time (e.g. 100ms; sets run.timeseries_interval_ns)
+    /// much simulated time (e.g. 100ms; sets run.timeseries_interval_ns); at most 100,000
+    /// intervals: on a longer run the interval doubles until they fit, with a warning
     #[arg(long, value_name = "TIME")]
     timeseries_interval: Option<String>,
     /// Write the time series as CSV to FILE (`-` for standard output); needs an interval
@@ -484,6 +485,13 @@ fn run_command(a: &RunArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
+    if let Some(warning) = report
+        .timeseries
+        .as_ref()
+        .and_then(|t| t.coarsened_warning())
+    {
+        eprintln!("warning: {warning}");
+    }
     let json_to_stdout = json_out.as_ref().is_some_and(Output::is_stdout);
     if !a.quiet {
         let table = render_table(&report);

@@ -125,6 +125,35 @@ fn assert_rows(rows: &[Row]) {
 }
 
 #[test]
+fn settings_that_would_allocate_without_bound_are_refused_or_bounded() {
+    assert_rows(&[
+        // The example: 10^12 requests/s stayed at time 0 and grew past 2.4 GB.
+        row(
+            run_small(&["-w", "randwrite:rate=1e12,duration=1ms,count=0"]),
+            2,
+            &["workload.rate_iops", "1000000000", "out of range"],
+            &[],
+        ),
+        // 1 ns intervals: coarsened to at most 100,000 intervals, with a warning.
+        row(
+            run_small(&[
+                "-w",
+                "randwrite:count=20000",
+                "--timeseries-interval",
+                "1ns",
+            ]),
+            0,
+            &[
+                "warning: the time series has intervals of",
+                "not the 1 ns asked for",
+                "at most 100000 intervals",
+            ],
+            &[],
+        ),
+    ]);
+}
+
+#[test]
 fn byte_unit_traces_and_coarse_timestamps_are_explained() {
     let dir = scratch("units-and-time");
     // Offsets and sizes in bytes (4 KiB), read as sectors: 2 MiB requests over 6 GiB,

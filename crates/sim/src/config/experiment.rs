@@ -45,7 +45,7 @@ settings! {
         verify: bool = false, unit "";
         /// Refuse a device whose simulator state would take more memory than this (0: no limit of its own; `flashlab run` then refuses more than the memory available).
         max_memory_bytes: u64 = 0, unit "bytes", range 0 ..= MAX_CONFIG_INTEGER;
-        /// Length of the intervals of the report's time series (bandwidth, latency and deadline misses per interval; 0: no time series).
+        /// Length of the intervals of the report's time series (bandwidth, latency and deadline misses per interval; 0: no time series); at most 100,000 intervals are kept: a longer run doubles the interval until they fit (the report's timeseries.interval_ns says which).
         timeseries_interval_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
     }
 }

@@ -163,9 +163,18 @@ fn realtime_rows(out: &mut String, r: &Report) {
         task_rows(out, r);
     }
     if let Some(t) = &r.timeseries {
+        let coarsened = if t.coarsened() {
+            format!(
+                ", coarsened from the {} asked for to keep at most {}",
+                format_ns(t.requested_interval_ns as f64),
+                crate::stats::MAX_INTERVALS
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  time series: {} intervals of {} (JSON `timeseries`, or --timeseries-csv)",
+            "  time series: {} intervals of {}{coarsened} (JSON `timeseries`, or --timeseries-csv)",
             t.intervals.len(),
             format_ns(t.interval_ns as f64)
         );

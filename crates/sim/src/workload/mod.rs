@@ -156,8 +156,8 @@ settings! {
         align_bytes: u64 = 4096, unit "bytes", range 0 ..= 1_099_511_627_776;
         /// Requests kept outstanding (closed loop), or the most the device holds (bounded-open); unused in open loop.
         queue_depth: u32 = 32, unit "requests", range 1 ..= 1_048_576;
-        /// Open-loop arrival rate; 0 runs closed loop at queue_depth.
-        rate_iops: f64 = 0.0, unit "requests/s", range 0.0 ..= 1e12;
+        /// Open-loop arrival rate; 0 runs closed loop at queue_depth (at most one request per nanosecond, the simulated clock's resolution).
+        rate_iops: f64 = 0.0, unit "requests/s", range 0.0 ..= 1e9;
         /// auto: open loop when rate_iops > 0, else closed; closed; open; bounded-open: arrivals at rate_iops, at most queue_depth in the device, the rest wait host-side (counted in the response time).
         pacing: Pacing = Pacing::Auto, unit "", choices "auto | closed | open | bounded-open";
         /// Inter-arrival distribution of an open loop.
