@@ -7,6 +7,7 @@
 mod bench;
 mod experiment_cmd;
 mod help;
+mod io_messages;
 mod output;
 mod reproduce;
 mod trace_cmd;
@@ -122,7 +123,8 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Keep a time series of bandwidth, latency and deadline misses per interval of this
-    /// much simulated time (e.g. 100ms; sets run.timeseries_interval_ns)
+    /// much simulated time (e.g. 100ms; sets run.timeseries_interval_ns); at most 100,000
+    /// intervals: on a longer run the interval doubles until they fit, with a warning
     #[arg(long, value_name = "TIME")]
     timeseries_interval: Option<String>,
     /// Write the time series as CSV to FILE (`-` for standard output); needs an interval
@@ -144,9 +146,10 @@ struct RunArgs {
 pub fn run(args: Vec<String>) -> i32 {
     let command =
         Cli::command().mut_subcommand("run", |c| c.after_long_help(help::run_long_help()));
+    let path = subcommand_path(&command, &args);
     let matches = match command.try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) => return usage_error(&e),
+        Err(e) => return usage_error(&e, &path),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
@@ -175,8 +178,10 @@ pub fn run(args: Vec<String>) -> i32 {
     }
 }
 
-/// Prints help and version output whole, and a usage error as one line.
-fn usage_error(e: &clap::Error) -> i32 {
+/// Prints help and version output whole, and a usage error as one line: clap's first line,
+/// completed with what its following lines said (the missing arguments, the allowed values,
+/// a suggestion), and the help of `command`, the one it is about.
+fn usage_error(e: &clap::Error, command: &str) -> i32 {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp
@@ -187,10 +192,122 @@ fn usage_error(e: &clap::Error) -> i32 {
         _ => {
             let text = e.render().to_string();
             let first = text.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("{first} (see `flashlab --help`)");
+            let first = in_user_terms(&shorten_quoted(first));
+            eprintln!("{first}{} (see `{command} --help`)", usage_detail(e));
         }
     }
     e.exit_code()
+}
+
+/// A usage error's line with long quoted values (a 300-digit number) shortened as every
+/// message shortens them (`1e300`, or the start and the length).
+fn shorten_quoted(line: &str) -> String {
+    line.split('\'')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                flashlab_sim::config::settings::shown_value(part)
+            } else {
+                part.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("'")
+}
+
+/// A usage error's line with the standard library's number-parsing messages (an option
+/// parsed as a plain integer or float) in a user's terms.
+fn in_user_terms(line: &str) -> String {
+    [
+        ("invalid digit found in string", "expected a whole number"),
+        (
+            "cannot parse integer from empty string",
+            "expected a whole number",
+        ),
+        (
+            "number too large to fit in target type",
+            "too large for this option",
+        ),
+        (
+            "number too small to fit in target type",
+            "too small for this option",
+        ),
+        (
+            "invalid float literal",
+            "expected a number such as 0.5 or 1e6",
+        ),
+        (
+            "cannot parse float from empty string",
+            "expected a number such as 0.5 or 1e6",
+        ),
+    ]
+    .iter()
+    .fold(line.to_string(), |line, (rust, user)| {
+        line.replace(rust, user)
+    })
+}
+
+/// What clap puts on the lines after its first: the arguments missing, the values allowed,
+/// the likely intended spelling.
+fn usage_detail(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let strings = |kind: ContextKind| match e.get(kind) {
+        Some(ContextValue::Strings(list)) => list.clone(),
+        Some(ContextValue::String(one)) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    let quoted = |list: Vec<String>| {
+        list.iter()
+            .map(|s| format!("`{s}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match e.kind() {
+        ErrorKind::MissingRequiredArgument => {
+            format!(" {}", strings(ContextKind::InvalidArg).join(", "))
+        }
+        ErrorKind::InvalidValue => {
+            let allowed = strings(ContextKind::ValidValue);
+            if allowed.is_empty() {
+                String::new()
+            } else {
+                format!(" (allowed: {})", allowed.join(", "))
+            }
+        }
+        ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand => {
+            let suggested: Vec<String> = [
+                ContextKind::SuggestedArg,
+                ContextKind::SuggestedSubcommand,
+                ContextKind::SuggestedValue,
+            ]
+            .into_iter()
+            .flat_map(strings)
+            .collect();
+            if suggested.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", quoted(suggested))
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// The command the arguments name (`flashlab trace convert`): the program, then the
+/// leading arguments that are subcommands.
+fn subcommand_path(command: &clap::Command, args: &[String]) -> String {
+    let mut words = vec![String::from("flashlab")];
+    let mut at = command;
+    for arg in args.iter().skip(1) {
+        match at.find_subcommand(arg) {
+            Some(sub) => {
+                words.push(sub.get_name().to_string());
+                at = sub;
+            }
+            None => break,
+        }
+    }
+    words.join(" ")
 }
 
 pub(crate) fn fail(err: &SimError) -> i32 {
@@ -392,6 +509,13 @@ fn run_command(a: &RunArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
+    if let Some(warning) = report
+        .timeseries
+        .as_ref()
+        .and_then(|t| t.coarsened_warning())
+    {
+        eprintln!("warning: {warning}");
+    }
     // With an output on standard output, the table goes to standard error.
     let output_on_stdout = [&json_out, &csv_out]
         .into_iter()

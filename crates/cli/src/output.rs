@@ -363,16 +363,13 @@ fn replacement(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    if !dir.is_dir() {
+    if let Some(why) = crate::io_messages::unusable_folder(dir) {
         let linked = if destination == path {
             String::new()
         } else {
             format!("it links to {}, and ", destination.display())
         };
-        return Err(OutputError::new(
-            path,
-            format!("{linked}its folder {} does not exist", dir.display()),
-        ));
+        return Err(OutputError::new(path, format!("{linked}{why}")));
     }
     let name = destination.file_name().map_or_else(
         || String::from("output"),
@@ -392,9 +389,8 @@ fn replacement(
         OutputError::new(
             path,
             format!(
-                "{} in its folder {} (a complete output is renamed into place from a temporary file there)",
-                e.kind(),
-                dir.display()
+                "{} (a complete output is renamed into place from a temporary file there)",
+                crate::io_messages::cannot_create_in(dir, &e)
             ),
         )
     })?;

@@ -66,15 +66,13 @@ pub fn verdict_counts(claims: &[ClaimRow]) -> [usize; 3] {
     [count("reproduced"), count("shape_only"), count("differs")]
 }
 
-/// The papers named on the command line, in the order of [`PAPERS`]; an error naming the
-/// unknown ones and the allowed names.
+/// The papers named on the command line, in the order of [`PAPERS`], each once; an error
+/// naming the unknown ones and the allowed names. Every name is checked before anything
+/// runs; `all` (or no name) is every paper, and naming papers beside it adds nothing.
 pub fn select_papers(names: &[String]) -> Result<Vec<&'static Paper>, String> {
-    if names.is_empty() || names.iter().any(|n| n == "all") {
-        return Ok(PAPERS.iter().collect());
-    }
     let unknown: Vec<&str> = names
         .iter()
-        .filter(|n| !PAPERS.iter().any(|p| p.name == n.as_str()))
+        .filter(|n| n.as_str() != "all" && !PAPERS.iter().any(|p| p.name == n.as_str()))
         .map(String::as_str)
         .collect();
     if !unknown.is_empty() {
@@ -85,6 +83,9 @@ pub fn select_papers(names: &[String]) -> Result<Vec<&'static Paper>, String> {
             unknown.join(", "),
             known.join(", ")
         ));
+    }
+    if names.is_empty() || names.iter().any(|n| n == "all") {
+        return Ok(PAPERS.iter().collect());
     }
     Ok(PAPERS
         .iter()
@@ -269,6 +270,11 @@ mod tests {
             e.contains("multithreaded-ftl-ucos") && e.ends_with(", all)"),
             "{e}"
         );
+        // Every name is checked, `all` or not; `all` beside names is every paper, once each.
+        let e = select_papers(&names(&["all", "bogus"])).unwrap_err();
+        assert!(e.starts_with("unknown paper bogus (allowed: "), "{e}");
+        assert_eq!(select_papers(&names(&["all", "kast"])).unwrap().len(), 5);
+        assert_eq!(select_papers(&names(&["kast", "kast"])).unwrap().len(), 1);
     }
 
     #[test]

@@ -194,6 +194,7 @@ fn device_list(a: &InputArgs) -> Result<Vec<u32>, SimError> {
     Ok(config.device_list()?)
 }
 
+/// Warns of skipped malformed lines and of ignored bytes after a gzip stream.
 fn warn_bad_lines(reader: &TraceReader) {
     if reader.bad_lines() > 0 {
         eprintln!(
@@ -201,6 +202,9 @@ fn warn_bad_lines(reader: &TraceReader) {
             reader.bad_lines(),
             reader.bad_examples().join(" | ")
         );
+    }
+    if let Some(warning) = reader.trailing_bytes_warning() {
+        eprintln!("warning: {warning}");
     }
 }
 

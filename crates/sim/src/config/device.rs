@@ -265,7 +265,8 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            err.contains("nand.program_order") && err.contains("`sequential` or `any`"),
+            err.contains("nand.program_order = random: unknown choice")
+                && err.contains("(allowed: sequential | any)"),
             "{err}"
         );
     }

@@ -45,7 +45,7 @@ settings! {
         verify: bool = false, unit "";
         /// Refuse a device whose simulator state would take more memory than this (0: no limit of its own; `flashlab run` then refuses more than the memory available).
         max_memory_bytes: u64 = 0, unit "bytes", range 0 ..= MAX_CONFIG_INTEGER;
-        /// Length of the intervals of the report's time series (bandwidth, latency and deadline misses per interval; 0: no time series).
+        /// Length of the intervals of the report's time series (bandwidth, latency and deadline misses per interval; 0: no time series); at most 100,000 intervals are kept: a longer run doubles the interval until they fit (the report's timeseries.interval_ns says which).
         timeseries_interval_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
     }
 }
@@ -172,6 +172,10 @@ impl ExperimentConfig {
         self.device().validate()?;
         self.run.check_ranges()?;
         self.workload.validate()?;
+        if !self.trace.enabled() {
+            self.workload
+                .check_sector_size(u64::from(self.host.sector_bytes))?;
+        }
         self.trace.validate()?;
         crate::ftl::registry::validate(self)?;
         Ok(())
@@ -236,6 +240,7 @@ fn from_table(table: toml::Table) -> Result<ExperimentConfig, ConfigError> {
     docs.extend(d.workload.field_docs());
     docs.extend(d.trace.field_docs());
     docs.extend(d.run.field_docs());
+    docs.extend(crate::workload::PeriodicTask::default().field_docs());
     settings::deserialize_table(table, "", &docs)
 }
 

@@ -56,9 +56,10 @@ pub fn deserialize_table<T: serde::de::DeserializeOwned>(
             (".", None) => String::from("config"),
             _ => format!("{prefix}{path}"),
         };
+        let documented = documented_path(&field);
         let allowed = docs
             .iter()
-            .find(|d| d.path == field)
+            .find(|d| d.path == documented)
             .map(|d| d.allowed.as_str());
         return Err(field_type_error(
             &field,
@@ -69,34 +70,63 @@ pub fn deserialize_table<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// The value at a dotted `path` of `table`.
-fn value_at<'a>(table: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
-    let (parents, last) = match path.rsplit_once('.') {
-        Some((parents, last)) => (Some(parents), last),
-        None => (None, path),
-    };
-    let mut node = table;
-    for key in parents.into_iter().flat_map(|p| p.split('.')) {
-        node = node.get(key)?.as_table()?;
-    }
-    node.get(last)
+/// One step of a deserializer's path: a key, then the array indices after it
+/// (`tasks[0]` is the key `tasks` and the index 0).
+fn path_steps(path: &str) -> Vec<(&str, Vec<usize>)> {
+    path.split('.')
+        .map(|segment| {
+            let (key, rest) = segment.split_at(segment.find('[').unwrap_or(segment.len()));
+            let indices = rest
+                .split(['[', ']'])
+                .filter_map(|i| i.parse().ok())
+                .collect();
+            (key, indices)
+        })
+        .collect()
 }
 
-/// The table holding the last key of a dotted `path`, and that key.
-fn parent_mut<'a>(
-    table: &'a mut toml::Table,
-    path: &'a str,
-) -> Option<(&'a mut toml::Table, &'a str)> {
-    let keys: Vec<&str> = path.split('.').collect();
-    let (last, parents) = keys.split_last()?;
-    let mut node = table;
-    for key in parents {
-        match node.get_mut(*key) {
-            Some(toml::Value::Table(t)) => node = t,
-            _ => return None,
+/// The value at a dotted `path` of `table` (`tasks[0].pages` goes into arrays).
+fn value_at<'a>(table: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let mut node: Option<&toml::Value> = None;
+    for (key, indices) in path_steps(path) {
+        let table = match node {
+            None => table,
+            Some(v) => v.as_table()?,
+        };
+        let mut v = table.get(key)?;
+        for i in indices {
+            v = v.as_array()?.get(i)?;
+        }
+        node = Some(v);
+    }
+    node
+}
+
+/// The value at a dotted `path` of `table`, to change it.
+fn value_mut<'a>(table: &'a mut toml::Table, path: &str) -> Option<&'a mut toml::Value> {
+    let steps = path_steps(path);
+    let ((first, first_indices), rest) = steps.split_first()?;
+    let mut v = table.get_mut(*first)?;
+    for &i in first_indices {
+        v = v.as_array_mut()?.get_mut(i)?;
+    }
+    for (key, indices) in rest {
+        v = v.as_table_mut()?.get_mut(*key)?;
+        for &i in indices {
+            v = v.as_array_mut()?.get_mut(i)?;
         }
     }
-    Some((node, last))
+    Some(v)
+}
+
+/// A field's documented path: its dotted path without array indices (the documentation of
+/// `workload.tasks[2].pages` is that of `workload.tasks.pages`).
+fn documented_path(field: &str) -> String {
+    path_steps(field)
+        .iter()
+        .map(|(key, _)| *key)
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// Replaces a number where a text field refused it (`--set trace.devices=7`) by its text;
@@ -108,15 +138,15 @@ fn number_to_text(table: &mut toml::Table, path: &str, message: &str) -> bool {
     {
         return false;
     }
-    let Some((node, last)) = parent_mut(table, path) else {
+    let Some(value) = value_mut(table, path) else {
         return false;
     };
-    let text = match node.get(last) {
-        Some(toml::Value::Integer(i)) => i.to_string(),
-        Some(toml::Value::Float(f)) => f.to_string(),
+    let text = match value {
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
         _ => return false,
     };
-    node.insert(last.to_string(), toml::Value::String(text));
+    *value = toml::Value::String(text);
     true
 }
 
@@ -130,13 +160,12 @@ fn whole_float_to_integer(table: &mut toml::Table, path: &str, message: &str) ->
     if !integer_expected {
         return false;
     }
-    let Some((node, last)) = parent_mut(table, path) else {
+    let Some(value) = value_mut(table, path) else {
         return false;
     };
-    match node.get(last) {
-        Some(toml::Value::Float(f)) if f.fract() == 0.0 && *f >= 0.0 && *f <= i64::MAX as f64 => {
-            let whole = *f as i64;
-            node.insert(last.to_string(), toml::Value::Integer(whole));
+    match *value {
+        toml::Value::Float(f) if f.fract() == 0.0 && f >= 0.0 && f <= i64::MAX as f64 => {
+            *value = toml::Value::Integer(f as i64);
             true
         }
         _ => false,
@@ -210,6 +239,25 @@ pub fn field_type_error(
     message: &str,
     allowed: Option<&str>,
 ) -> ConfigError {
+    let allowed = allowed.filter(|a| !a.is_empty());
+    if let Some(error) = unknown_name_error(field, message, allowed) {
+        return error;
+    }
+    if let Some((number, expected)) = message
+        .strip_prefix("invalid value: integer `")
+        .and_then(|rest| rest.split_once("`, expected "))
+    {
+        // A whole number beyond the type (2^32 for a 32-bit field) is out of range, not
+        // "not a whole number"; negative ones keep the message about whole numbers.
+        if !number.starts_with('-') {
+            let (_, type_range) = expected_in_user_terms(expected.trim(), field);
+            return ConfigError::OutOfRange {
+                field: field.to_string(),
+                value: shown_value(number),
+                allowed: allowed.map_or(type_range, str::to_string),
+            };
+        }
+    }
     let Some(expected) = message
         .strip_prefix("invalid type: ")
         .or_else(|| message.strip_prefix("invalid value: "))
@@ -222,11 +270,46 @@ pub fn field_type_error(
         };
     };
     let (what, type_range) = expected_in_user_terms(expected, field);
-    let allowed = allowed
-        .filter(|a| !a.is_empty())
-        .map_or(type_range, str::to_string);
+    let allowed = allowed.map_or(type_range, str::to_string);
     let value = given.map_or_else(|| String::from("?"), shown_toml);
     ConfigError::invalid(field, value, format!("expected {what}"), allowed)
+}
+
+/// The names between backticks of a deserializer's message (`` `a`, `b` or `c` ``).
+fn backticked(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// A deserializer's "unknown variant `x`, expected one of ..." or "unknown field `x`, ..."
+/// in the user's terms: an unknown choice of `field` or an unknown setting (section at the
+/// top level), the name as given and the allowed ones (`allowed`, from the field's
+/// documentation, else the deserializer's list).
+fn unknown_name_error(field: &str, message: &str, allowed: Option<&str>) -> Option<ConfigError> {
+    let (is_variant, rest) = if let Some(rest) = message.strip_prefix("unknown variant ") {
+        (true, rest)
+    } else {
+        (false, message.strip_prefix("unknown field ")?)
+    };
+    let names = backticked(rest);
+    let (name, known) = names.split_first()?;
+    let name = shown_value(name);
+    if is_variant {
+        return Some(ConfigError::Invalid {
+            field: field.to_string(),
+            value: name,
+            reason: String::from("unknown choice"),
+            allowed: allowed.map_or_else(|| known.join(" | "), str::to_string),
+        });
+    }
+    let what = if field.contains('.') {
+        "setting"
+    } else {
+        "section"
+    };
+    Some(ConfigError::Field {
+        field: field.to_string(),
+        message: format!("unknown {what} `{name}` (allowed: {})", known.join(", ")),
+    })
 }
 
 /// What a Rust type name means to a user, and the values it allows (integers stop at

@@ -53,6 +53,18 @@ use slab::Slab;
 /// Stream of the seed given to the FTL's random numbers.
 const FTL_STREAM: u64 = 0xf7_1a_b5;
 
+/// Most requests an open loop may have in the device at once (about 300 MB of request
+/// state). An open loop waits for no completion, so arrivals faster than the device serves
+/// them pile up without bound: past this many the run stops with an error that gives the
+/// figures and the settings that pace it instead (the arrival rate, a bounded-open loop).
+pub const MAX_OPEN_LOOP_OUTSTANDING: usize = 1 << 20;
+
+/// Requests a bounded-open loop keeps waiting host-side before it stops reading its source
+/// ahead: later arrivals stay in the source until the queue shortens (their arrival times
+/// are kept, so response times are the same), and memory stays bounded however far the
+/// arrivals outpace the device.
+const HOST_QUEUE_READ_AHEAD: usize = 4096;
+
 /// An FTL entry point waiting for (or running on) the FTL CPU.
 #[derive(Debug, Clone, Copy)]
 enum Call {
@@ -207,6 +219,9 @@ pub struct Simulation {
     /// Arrived requests waiting host-side, in arrival order, for room in the device
     /// (bounded-open pacing), with whether they are measured.
     host_queue: VecDeque<(Request, bool)>,
+    /// The host queue reached [`HOST_QUEUE_READ_AHEAD`]: the next arrival is read from the
+    /// source when it shortens.
+    open_paused: bool,
     /// When the current source started (open-loop arrival times are relative to it).
     source_start_ns: u64,
     /// A warm-up prefix is running: measurements restart at the first measured request.
@@ -303,6 +318,7 @@ impl Simulation {
             pacing: None,
             next_open: None,
             host_queue: VecDeque::new(),
+            open_paused: false,
             source_start_ns: 0,
             warming_up: false,
             observer: None,
@@ -532,6 +548,7 @@ impl Simulation {
 
     fn start_source(&mut self) -> Result<(), SimError> {
         self.pacing = self.source.as_ref().map(|s| s.loop_mode());
+        self.open_paused = false;
         match self.pacing {
             Some(LoopMode::Closed { queue_depth }) => {
                 for _ in 0..queue_depth {
@@ -549,13 +566,39 @@ impl Simulation {
     /// An open-loop request arrived: the device takes it now, unless bounded-open pacing
     /// holds it host-side behind the others waiting (the device holds `queue_depth`).
     fn arrive(&mut self, r: Request, measured: bool) -> Result<(), SimError> {
-        if let Some(LoopMode::BoundedOpen { queue_depth }) = self.pacing {
-            if !self.host_queue.is_empty() || self.order.len() >= queue_depth as usize {
+        match self.pacing {
+            Some(LoopMode::BoundedOpen { queue_depth })
+                if !self.host_queue.is_empty() || self.order.len() >= queue_depth as usize =>
+            {
                 self.host_queue.push_back((r, measured));
                 return Ok(());
             }
+            Some(LoopMode::Open) if self.order.len() >= MAX_OPEN_LOOP_OUTSTANDING => {
+                return Err(self.open_loop_backlog_error());
+            }
+            _ => {}
         }
         self.admit(r, measured)
+    }
+
+    /// The error of an open loop whose arrivals outpace the device without bound.
+    fn open_loop_backlog_error(&self) -> SimError {
+        let elapsed_ns = self.now.saturating_sub(self.source_start_ns);
+        SimError::Input {
+            location: "open loop".into(),
+            message: format!(
+                "arrivals outpace the device: {} requests are outstanding after {:.6} s of \
+                 simulated time ({} arrived, {} completed); an open loop waits for none, so \
+                 they would pile up without bound (the limit is {MAX_OPEN_LOOP_OUTSTANDING}); \
+                 lower the arrival rate (workload.rate_iops, trace.speedup) or hold the excess \
+                 host-side in a bounded-open loop (workload.pacing=bounded-open with qd=N, \
+                 trace.replay=bounded-open)",
+                self.order.len(),
+                elapsed_ns as f64 / 1e9,
+                self.requests_admitted + 1,
+                self.stats.completed()
+            ),
+        }
     }
 
     /// Bounded-open pacing: hands the device the requests waiting host-side while it has room.
@@ -568,6 +611,10 @@ impl Simulation {
                 break;
             };
             self.admit(r, measured)?;
+        }
+        if self.open_paused && self.host_queue.len() < HOST_QUEUE_READ_AHEAD {
+            self.open_paused = false;
+            self.pull_open()?;
         }
         Ok(())
     }
@@ -1260,6 +1307,11 @@ impl Simulation {
                     .take()
                     .expect("an arrival event has a request");
                 self.arrive(r, measured)?;
+                if self.host_queue.len() >= HOST_QUEUE_READ_AHEAD {
+                    // Read on when the queue shortens (admit_held).
+                    self.open_paused = true;
+                    return Ok(());
+                }
                 self.pull_open()
             }
         }

@@ -13,7 +13,7 @@ pub use report::{
     TimeSeriesReport, REPORT_SCHEMA, TIMESERIES_CSV_HEADER,
 };
 pub use table::{format_ns, render_table};
-pub use timeseries::{Interval, TimeSeries};
+pub use timeseries::{Interval, TimeSeries, MAX_INTERVALS};
 
 use hdrhistogram::Histogram;
 

@@ -171,11 +171,39 @@ pub struct IntervalReport {
 /// Bandwidth and latency per interval (`run.timeseries_interval_ns`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TimeSeriesReport {
+    /// The intervals' length: `requested_interval_ns`, or a power-of-two multiple of it
+    /// when the run needed more than [`crate::stats::MAX_INTERVALS`] of those.
     pub interval_ns: u64,
+    /// The interval asked for (`run.timeseries_interval_ns`).
+    pub requested_interval_ns: u64,
     pub intervals: Vec<IntervalReport>,
 }
 
 impl TimeSeriesReport {
+    /// Whether the interval was lengthened to keep the number of intervals bounded.
+    pub fn coarsened(&self) -> bool {
+        self.interval_ns != self.requested_interval_ns
+    }
+
+    /// What a coarsened series means for the user (None when it has the interval asked for).
+    pub fn coarsened_warning(&self) -> Option<String> {
+        if !self.coarsened() {
+            return None;
+        }
+        let covered_ns = self.intervals.len() as u64 * self.interval_ns;
+        let enough_ns = covered_ns.div_ceil(crate::stats::MAX_INTERVALS as u64);
+        Some(format!(
+            "the time series has intervals of {} ns, not the {} ns asked for \
+             (run.timeseries_interval_ns): the run lasted about {:.6} s of simulated time and a \
+             series keeps at most {} intervals (the interval doubled until they fit, sums \
+             exact); an interval of {enough_ns} ns or more is kept as asked",
+            self.interval_ns,
+            self.requested_interval_ns,
+            covered_ns as f64 / 1e9,
+            crate::stats::MAX_INTERVALS,
+        ))
+    }
+
     fn of(series: &TimeSeries) -> Self {
         let interval_ns = series.interval_ns();
         let secs = interval_ns as f64 / 1e9;
@@ -201,6 +229,7 @@ impl TimeSeriesReport {
             .collect();
         TimeSeriesReport {
             interval_ns,
+            requested_interval_ns: series.requested_interval_ns(),
             intervals,
         }
     }

@@ -163,9 +163,18 @@ fn realtime_rows(out: &mut String, r: &Report) {
         task_rows(out, r);
     }
     if let Some(t) = &r.timeseries {
+        let coarsened = if t.coarsened() {
+            format!(
+                ", coarsened from the {} asked for to keep at most {}",
+                format_ns(t.requested_interval_ns as f64),
+                crate::stats::MAX_INTERVALS
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  time series: {} intervals of {} (JSON `timeseries`, or --timeseries-csv)",
+            "  time series: {} intervals of {}{coarsened} (JSON `timeseries`, or --timeseries-csv)",
             t.intervals.len(),
             format_ns(t.interval_ns as f64)
         );
@@ -354,16 +363,37 @@ fn merges_lines(out: &mut String, m: &MergeReport) {
     );
 }
 
+/// The FTL CPU's busy share: the engine's FTL cores, or for an FTL that runs as tasks on a
+/// simulated RTOS (mt-ftl, st-ftl: `ftl_details.rtos`) the RTOS CPU's, task work and context
+/// switches plus polling (the engine's cores then carry none of its time).
+fn ftl_cpu(r: &Report) -> String {
+    let rtos = &r.ftl_details["rtos"];
+    match (
+        rtos["cpu_utilisation"].as_f64(),
+        rtos["polling_share"].as_f64(),
+    ) {
+        (Some(work), Some(polling)) if rtos["measured_ns"].as_u64().unwrap_or(0) > 0 => {
+            format!(
+                "FTL CPU (RTOS) {:.1}% ({:.1}% tasks and switches, {:.1}% polling)",
+                (work + polling) * 100.0,
+                work * 100.0,
+                polling * 100.0
+            )
+        }
+        _ => format!("FTL CPU {:.1}%", r.utilisation.cpu * 100.0),
+    }
+}
+
 fn footer(out: &mut String, r: &Report) {
     let u = &r.utilisation;
     let _ = writeln!(
         out,
-        "  utilisation: dies {:.1}% (min {:.1}%, max {:.1}%), channels {:.1}%, FTL CPU {:.1}%, host link in {:.1}% / out {:.1}%",
+        "  utilisation: dies {:.1}% (min {:.1}%, max {:.1}%), channels {:.1}%, {}, host link in {:.1}% / out {:.1}%",
         u.dies.mean * 100.0,
         u.dies.min * 100.0,
         u.dies.max * 100.0,
         u.channels.mean * 100.0,
-        u.cpu * 100.0,
+        ftl_cpu(r),
         u.host_link_down * 100.0,
         u.host_link_up * 100.0
     );

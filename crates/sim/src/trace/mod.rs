@@ -14,6 +14,7 @@ mod input;
 mod ordered;
 mod reader;
 mod replay;
+mod resolution;
 pub mod samples;
 mod stats;
 mod units;
@@ -24,6 +25,7 @@ pub use input::{Compression, LineReader, TraceInput, STDIN_LABEL};
 pub use ordered::{OrderCounts, OrderOptions, Ordered};
 pub use reader::{ReadOptions, TraceReader};
 pub use replay::{AddressSummary, TraceSource};
+pub use resolution::ResolutionCheck;
 pub use stats::{render_stats, stats_document, trace_stats, StatsBuilder, TraceStats};
 pub use units::UnitCheck;
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::fields::{is_blank_or_comment, quote, LineError};
 use super::formats::{FormatChoice, LineParser, TraceFormat, TraceRecord};
-use super::input::{io_error, Compression, LineReader, TraceInput};
+use super::input::{Compression, LineReader, TraceInput};
 use crate::stop::{StopCheck, StopPoll};
 use crate::SimError;
 
@@ -128,7 +128,7 @@ impl TraceReader {
             let (line_no, line) = match self.lines.next_line() {
                 Ok(Some(numbered)) => numbered,
                 Ok(None) => return Ok(None),
-                Err(e) => return Err(io_error(Path::new(&self.label), &e)),
+                Err(e) => return Err(line_error(&self.label, self.lines.line_no() + 1, &e)),
             };
             if is_blank_or_comment(line) {
                 continue;
@@ -195,6 +195,26 @@ impl TraceReader {
     pub fn file_progress(&self) -> (u64, u64) {
         self.lines.file_progress()
     }
+
+    /// A warning about bytes after the end of a gzip stream that were not zero padding and
+    /// were ignored (as `gzip -d` ignores them), if any were (so far).
+    pub fn trailing_bytes_warning(&self) -> Option<String> {
+        let ignored = self.lines.ignored_trailing_bytes();
+        (ignored > 0).then(|| {
+            format!(
+                "{}: {ignored} bytes after the end of the gzip data were ignored (trailing garbage, as gzip -d ignores it)",
+                self.label
+            )
+        })
+    }
+}
+
+/// An error reading line `line_no` of the input `label` (decompression, a line without end).
+fn line_error(label: &str, line_no: u64, e: &std::io::Error) -> SimError {
+    SimError::Input {
+        location: format!("{label}:{line_no}"),
+        message: e.to_string(),
+    }
 }
 
 /// Rejects sizes no real request has (a unit mistake) and ranges past 2^64 bytes.
@@ -228,7 +248,7 @@ fn detect(
             Ok(Some((_, line))) if !is_blank_or_comment(line) => sample.push(line.to_vec()),
             Ok(Some(_)) => {}
             Ok(None) => break,
-            Err(e) => return Err(io_error(Path::new(label), &e)),
+            Err(e) => return Err(line_error(label, lines.line_no() + 1, &e)),
         }
     }
     let candidates: Vec<TraceFormat> = match choice {

@@ -24,6 +24,7 @@ use super::formats::TraceRecord;
 use super::input::TraceInput;
 use super::ordered::{OrderCounts, OrderOptions, Ordered};
 use super::reader::{ReadOptions, TraceReader};
+use super::resolution::ResolutionCheck;
 use super::units::UnitCheck;
 use crate::config::MAX_SIMULATED_NS;
 use crate::host::{Op, Request};
@@ -58,8 +59,12 @@ struct Survey {
     /// Per device (same order): one past its highest byte touched.
     device_end: Vec<u64>,
     units: Option<RoaringTreemap>,
-    /// Signs of offsets and sizes in other units than the format declares.
-    unit_warnings: Vec<String>,
+    /// Signs of offsets and sizes in other units than the format declares, and of
+    /// timestamps too coarse for the open-loop replay asked for.
+    warnings: Vec<String>,
+    /// Why the offsets and sizes look like bytes read as sectors, if they do (said again
+    /// when the trace is too large for the device).
+    bytes_read_as_sectors: Option<String>,
 }
 
 /// Where each trace address goes.
@@ -111,7 +116,8 @@ pub struct TraceSource {
     in_warmup: bool,
     counts: ReplayCounts,
     address: AddressSummary,
-    unit_warnings: Vec<String>,
+    /// What the survey found suspicious (units, coarse timestamps).
+    survey_warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -169,12 +175,15 @@ fn survey(
         devices: Vec::new(),
         device_end: Vec::new(),
         units: compact.then(RoaringTreemap::new),
-        unit_warnings: Vec::new(),
+        warnings: Vec::new(),
+        bytes_read_as_sectors: None,
     };
     let mut unit_check = UnitCheck::new(stream.reader().format());
+    let mut resolution = ResolutionCheck::default();
     while let Some(r) = stream.next_record()? {
         s.requests += 1;
         unit_check.add(&r);
+        resolution.add(&r);
         if r.op == Op::Flush {
             continue;
         }
@@ -196,7 +205,12 @@ fn survey(
             units.insert_range(high | first..=high | last);
         }
     }
-    s.unit_warnings = unit_check.warnings(stream.reader().format());
+    let format = stream.reader().format();
+    s.warnings = unit_check.warnings(format);
+    s.bytes_read_as_sectors = unit_check.bytes_read_as_sectors_warning(format);
+    if cfg.replay == ReplayMode::Open {
+        s.warnings.extend(resolution.open_loop_warning());
+    }
     Ok(s)
 }
 
@@ -240,14 +254,15 @@ impl TraceSource {
             in_warmup: false,
             counts: ReplayCounts::default(),
             address,
-            unit_warnings: survey.unit_warnings,
+            survey_warnings: survey.warnings,
         })
     }
 
     /// Warnings known before the replay: signs that the trace's units are not the ones its
-    /// format declares (see [`UnitCheck`]).
-    pub fn unit_warnings(&self) -> &[String] {
-        &self.unit_warnings
+    /// format declares (see [`UnitCheck`]), or that its timestamps are too coarse for an
+    /// open-loop replay (see [`ResolutionCheck`]).
+    pub fn survey_warnings(&self) -> &[String] {
+        &self.survey_warnings
     }
 
     /// A warning about skipped malformed lines, if any were skipped (so far).
@@ -382,12 +397,20 @@ fn place(
         trace_span_bytes: span,
         ..AddressSummary::default()
     };
-    let too_big = |what: String, fix: &str| SimError::Input {
-        location: cfg.path.clone(),
-        message: format!(
-            "{what}, more than the device's {} ({capacity} bytes); {fix}",
+    // When the units look wrong, that is the likelier reason (and wrapping or a larger
+    // device would replay the trace wrongly): said before the fixes for the declared units.
+    let too_big = |what: String, fix: &str| {
+        let size = format!(
+            "{what}, more than the device's {} ({capacity} bytes)",
             gib(capacity)
-        ),
+        );
+        SimError::Input {
+            location: cfg.path.clone(),
+            message: match &s.bytes_read_as_sectors {
+                Some(units) => format!("{size}; but {units}; if they are sectors, {fix}"),
+                None => format!("{size}; {fix}"),
+            },
+        }
     };
     let placement = match cfg.address_map {
         AddressMap::Compact => {
@@ -482,7 +505,7 @@ impl RequestSource for TraceSource {
             "format_requested": c.format,
             "compression": reader.compression().name(),
             "notes": reader.notes(),
-            "warnings": self.unit_warnings.iter().cloned().chain(self.bad_lines_warning()).collect::<Vec<_>>(),
+            "warnings": self.survey_warnings.iter().cloned().chain(self.bad_lines_warning()).chain(reader.trailing_bytes_warning()).collect::<Vec<_>>(),
             "replay": {
                 "mode": c.replay,
                 "queue_depth": (c.replay != ReplayMode::Open).then_some(c.queue_depth),

@@ -177,16 +177,23 @@ impl UnitCheck {
         }
     }
 
+    /// Why the trace read as `format` looks like bytes read as sectors (requests 512 times
+    /// too large, what a trace too large for the device may really be), if it does.
+    pub fn bytes_read_as_sectors_warning(&self, format: &TraceFormat) -> Option<String> {
+        if self.requests < MIN_REQUESTS {
+            return None;
+        }
+        let signs = self.bytes_read_as_sectors();
+        (!signs.is_empty()).then(|| explain(format, &signs, true))
+    }
+
     /// Warnings for the records seen, for a trace read as `format` (empty when plausible).
     pub fn warnings(&self, format: &TraceFormat) -> Vec<String> {
         if self.requests < MIN_REQUESTS {
             return Vec::new();
         }
         let mut warnings = Vec::new();
-        let as_bytes = self.bytes_read_as_sectors();
-        if !as_bytes.is_empty() {
-            warnings.push(explain(format, &as_bytes, true));
-        }
+        warnings.extend(self.bytes_read_as_sectors_warning(format));
         let as_sectors = self.sectors_read_as_bytes();
         if !as_sectors.is_empty() {
             warnings.push(explain(format, &as_sectors, false));

@@ -156,8 +156,8 @@ settings! {
         align_bytes: u64 = 4096, unit "bytes", range 0 ..= 1_099_511_627_776;
         /// Requests kept outstanding (closed loop), or the most the device holds (bounded-open); unused in open loop.
         queue_depth: u32 = 32, unit "requests", range 1 ..= 1_048_576;
-        /// Open-loop arrival rate; 0 runs closed loop at queue_depth.
-        rate_iops: f64 = 0.0, unit "requests/s", range 0.0 ..= 1e12;
+        /// Open-loop arrival rate; 0 runs closed loop at queue_depth (at most one request per nanosecond, the simulated clock's resolution).
+        rate_iops: f64 = 0.0, unit "requests/s", range 0.0 ..= 1e9;
         /// auto: open loop when rate_iops > 0, else closed; closed; open; bounded-open: arrivals at rate_iops, at most queue_depth in the device, the rest wait host-side (counted in the response time).
         pacing: Pacing = Pacing::Auto, unit "", choices "auto | closed | open | bounded-open";
         /// Inter-arrival distribution of an open loop.
@@ -217,6 +217,86 @@ impl WorkloadConfig {
                 self.align_bytes,
                 "not a multiple of 512",
                 "multiples of 512 (or 0)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The requests this workload makes must be whole sectors of a device with
+    /// `sector_bytes` sectors (`host.sector_bytes`); checked with the configuration, not when
+    /// the first odd request reaches the device after preconditioning. Offsets are multiples
+    /// of the alignment (`align_bytes`, else the smallest request), range sizes multiples of
+    /// it too, fixed and mixed sizes as given; the FAT32 models (web, fsbench) write 512-byte
+    /// sectors, the desktop model 4 KiB clusters, periodic tasks pages or bytes.
+    pub fn check_sector_size(&self, sector_bytes: u64) -> Result<(), ConfigError> {
+        let sector = sector_bytes.max(1);
+        let whole = |bytes: u64| bytes % sector == 0;
+        let sectors = format!("host.sector_bytes = {sector_bytes}");
+        match self.pattern {
+            Pattern::Web | Pattern::Fsbench if sector_bytes != 512 => {
+                return Err(ConfigError::invalid(
+                    "host.sector_bytes",
+                    sector_bytes,
+                    format!(
+                        "the {} workload's FAT32 volume writes 512-byte sectors (workload.pattern = {})",
+                        self.pattern.name(),
+                        self.pattern.name()
+                    ),
+                    "512 with this workload",
+                ));
+            }
+            Pattern::Periodic => {
+                if let Some((i, t)) = self
+                    .tasks
+                    .iter()
+                    .enumerate()
+                    .find(|(_, t)| t.pages == 0 && !whole(t.bytes))
+                {
+                    return Err(ConfigError::invalid(
+                        format!("workload.tasks[{i}].bytes"),
+                        t.bytes,
+                        format!("not a whole number of sectors ({sectors})"),
+                        format!("multiples of {sector_bytes}, or pages"),
+                    ));
+                }
+                return Ok(());
+            }
+            p if p.is_model() => return Ok(()),
+            _ => {}
+        }
+        let align = if self.align_bytes == 0 {
+            self.block_size.min_bytes()
+        } else {
+            self.align_bytes
+        };
+        if !whole(align) {
+            let (field, value) = if self.align_bytes == 0 {
+                ("workload.block_size", self.block_size.to_string())
+            } else {
+                ("workload.align_bytes", spec::show_size(align))
+            };
+            return Err(ConfigError::invalid(
+                field,
+                value,
+                format!(
+                    "requests would start inside a sector: offsets are multiples of {align} bytes, \
+                     not of the device's sectors ({sectors})"
+                ),
+                format!("an alignment (align=, or the smallest size when it is 0) that is a multiple of {sector_bytes}"),
+            ));
+        }
+        let odd_size = match &self.block_size {
+            SizeSpec::Fixed(b) => Some(*b).filter(|b| !whole(*b)),
+            SizeSpec::Mix(mix) => mix.iter().map(|(b, _)| *b).find(|b| !whole(*b)),
+            // Range sizes are multiples of the alignment.
+            SizeSpec::Range(..) => None,
+        };
+        if let Some(size) = odd_size {
+            return Err(ConfigError::invalid(
+                "workload.block_size",
+                &self.block_size,
+                format!("requests of {size} bytes are not whole sectors ({sectors})"),
+                format!("sizes that are multiples of {sector_bytes}"),
             ));
         }
         Ok(())

@@ -635,10 +635,37 @@ fn parse_task(text: &str) -> Result<PeriodicTask, String> {
         }
         None => task.bytes = parse_size(size).map_err(|e| format!("`{shown}`: size {e}"))?,
     }
+    let mut given: Vec<&str> = Vec::new();
     for option in parts {
-        apply_task_option(&mut task, option.trim()).map_err(|e| format!("`{shown}`: {e}"))?;
+        let option = option.trim();
+        // An option given twice (or seq with rand) is ambiguous: the last would win silently.
+        let name = task_option_name(option);
+        if let Some(first) = given.iter().find(|g| task_option_name(g) == name) {
+            return Err(format!(
+                "`{shown}`: `/{}` and `/{}` both set the task's {}: give it once",
+                shown_value(first),
+                shown_value(option),
+                if name == "pattern" {
+                    "address pattern"
+                } else {
+                    name
+                }
+            ));
+        }
+        given.push(option);
+        apply_task_option(&mut task, option).map_err(|e| format!("`{shown}`: {e}"))?;
     }
     Ok(task)
+}
+
+/// The setting a task's `/OPTION` sets: the name before `=`, or `pattern` for `seq` and
+/// `rand` (and their long names).
+fn task_option_name(option: &str) -> &str {
+    match option.split_once('=') {
+        Some((name, _)) => name,
+        None if matches!(option, "seq" | "sequential" | "rand" | "uniform") => "pattern",
+        None => option,
+    }
 }
 
 /// Applies one `/OPTION` of a task.
@@ -1260,5 +1287,30 @@ mod tests {
         assert!(e.contains("unit"), "{e}");
         let e = parse_spec("randwrite:bs=-4k").unwrap_err().to_string();
         assert!(e.contains("workload.block_size"), "{e}");
+    }
+
+    #[test]
+    fn a_task_option_given_twice_is_refused() {
+        for (spec, mentions) in [
+            (
+                "periodic:tasks=w1p@1ms/offset=1ms/offset=2ms,duration=10ms",
+                &["/offset=1ms", "/offset=2ms", "give it once"][..],
+            ),
+            (
+                "periodic:tasks=w1p@1ms/deadline=1ms/deadline=1ms,duration=10ms",
+                &["/deadline=1ms", "deadline"],
+            ),
+            (
+                "periodic:tasks=w1p@1ms/seq/rand,duration=10ms",
+                &["/seq", "/rand", "address pattern"],
+            ),
+        ] {
+            let e = parse_spec(spec).unwrap_err().to_string();
+            for m in mentions {
+                assert!(e.contains(m), "{spec}: {e}");
+            }
+        }
+        // Each once is fine.
+        parse_spec("periodic:tasks=w1p@1ms/offset=1ms/deadline=2ms/seq,duration=10ms").unwrap();
     }
 }

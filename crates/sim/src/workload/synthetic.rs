@@ -32,6 +32,10 @@ pub struct SyntheticSource {
     issued: u64,
     writes_since_flush: u64,
     next_arrival_ns: u64,
+    /// Fixed arrivals: the rounding error carried to the next gap (in -0.5 ..= 0.5 ns), so
+    /// a gap that is not a whole number of nanoseconds (1.43 ns at 7 x 10^8 requests/s)
+    /// keeps the rate exact on average.
+    fixed_gap_carry_ns: f64,
     zipf: Option<Zipf<f64>>,
     exp: Option<Exp<f64>>,
     think: Option<ThinkTime>,
@@ -203,6 +207,7 @@ impl SyntheticSource {
             issued: 0,
             writes_since_flush: 0,
             next_arrival_ns: 0,
+            fixed_gap_carry_ns: 0.0,
             zipf,
             exp,
             think,
@@ -290,7 +295,12 @@ impl SyntheticSource {
         let gap = match (&self.exp, &self.think) {
             (Some(exp), _) => exp.sample(&mut self.rng).round() as u64,
             (None, Some(think)) => think.gap_ns(&mut self.rng),
-            (None, None) => (1e9 / self.w.rate_iops).round() as u64,
+            (None, None) => {
+                let exact = 1e9 / self.w.rate_iops + self.fixed_gap_carry_ns;
+                let whole = exact.round();
+                self.fixed_gap_carry_ns = exact - whole;
+                whole as u64
+            }
         };
         self.next_arrival_ns = at.saturating_add(gap);
         at
@@ -446,6 +456,23 @@ mod tests {
         let reqs = take("randread:rate=1000,count=2000", 2000);
         let mean_gap = reqs.last().unwrap().arrival_ns as f64 / 1999.0;
         assert!((900_000.0..1_100_000.0).contains(&mean_gap), "{mean_gap}");
+    }
+
+    #[test]
+    fn fixed_arrivals_below_a_nanosecond_apart_keep_their_rate() {
+        // 1.43 ns apart: rounding each gap alone would give 1 ns (10^9 requests/s).
+        let reqs = take("randread:rate=7e8,arrival=fixed,count=7001", 7001);
+        assert_eq!(reqs.last().unwrap().arrival_ns, 10_000);
+        let t: Vec<u64> = reqs.iter().take(4).map(|r| r.arrival_ns).collect();
+        assert_eq!(t, vec![0, 1, 3, 4]);
+        // A duration ends such a stream (it used to stay at time 0 forever at 10^12/s).
+        let w = parse_spec("randread:rate=1e9,arrival=fixed,count=0,duration=1us").unwrap();
+        let mut s = SyntheticSource::new(&w, 1 << 30, 1).unwrap();
+        let mut n = 0;
+        while s.next_request(0).unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 1000);
     }
 
     #[test]

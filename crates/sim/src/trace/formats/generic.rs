@@ -139,11 +139,19 @@ impl GenericSpec {
             skip: 0,
             tokens: default_tokens(),
         };
+        let mut given: Vec<(&str, &str)> = Vec::new();
         for item in text.split(',').filter(|s| !s.trim().is_empty()) {
             let Some((key, value)) = item.split_once('=') else {
                 return Err(format!("`{item}`: expected key=value ({HELP})"));
             };
             let (key, value) = (key.trim(), value.trim());
+            // A key given twice is ambiguous (the last would win silently).
+            if let Some((_, first)) = given.iter().find(|(k, _)| *k == key) {
+                return Err(format!(
+                    "`{key}` is given twice (`{key}={first}` and `{key}={value}`): give it once"
+                ));
+            }
+            given.push((key, value));
             match key {
                 "time" => {
                     let (c, u) = column_unit(key, value, TIME_UNITS)?;
@@ -208,7 +216,44 @@ impl GenericSpec {
                 "`op=COL` (or a constant `op=write`) is required ({HELP})"
             ));
         }
+        spec.check_tokens_distinct(&given)?;
         Ok(spec)
+    }
+
+    /// Refuses an operation token in two lists (`read=1|0,write=0`: is `0` a read or a
+    /// write?), naming both lists, given or default.
+    fn check_tokens_distinct(&self, given: &[(&str, &str)]) -> Result<(), String> {
+        const NAMES: [&str; 4] = ["read", "write", "trim", "flush"];
+        let list = |i: usize| {
+            let shown = self.tokens[i]
+                .iter()
+                .map(|t| String::from_utf8_lossy(t).into_owned())
+                .collect::<Vec<_>>()
+                .join("|");
+            let origin = if given.iter().any(|(k, _)| *k == NAMES[i]) {
+                ""
+            } else {
+                "the default "
+            };
+            format!("{origin}{}={shown}", NAMES[i])
+        };
+        let pairs = (0..4).flat_map(|i| (i + 1..4).map(move |j| (i, j)));
+        for (i, j) in pairs {
+            if let Some(token) = self.tokens[i]
+                .iter()
+                .find(|t| self.tokens[j].iter().any(|u| u.eq_ignore_ascii_case(t)))
+            {
+                return Err(format!(
+                    "the operation token `{}` is both a {} ({}) and a {} ({}): give each token one operation",
+                    String::from_utf8_lossy(token),
+                    NAMES[i],
+                    list(i),
+                    NAMES[j],
+                    list(j)
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn skip_lines(&self) -> u64 {
@@ -300,5 +345,31 @@ impl LineParser for GenericParser {
             len_bytes,
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_given_twice_is_refused_naming_it() {
+        let e = GenericSpec::parse("offset=1:b,size=2:b,op=3,size=4:b").unwrap_err();
+        assert!(e.contains("`size` is given twice"), "{e}");
+        assert!(e.contains("size=2:b") && e.contains("size=4:b"), "{e}");
+        let e = GenericSpec::parse("offset=1:b,size=2:b,op=3,read=r,read=1").unwrap_err();
+        assert!(e.contains("`read` is given twice"), "{e}");
+    }
+
+    #[test]
+    fn a_token_of_two_operations_is_refused_naming_both_lists() {
+        let e = GenericSpec::parse("offset=1:b,size=2:b,op=3,read=1|0,write=0").unwrap_err();
+        assert!(e.contains("token `0` is both a read (read=1|0)"), "{e}");
+        assert!(e.contains("and a write (write=0)"), "{e}");
+        // Against a default list too, case-insensitively.
+        let e = GenericSpec::parse("offset=1:b,size=2:b,op=3,write=W|R").unwrap_err();
+        assert!(e.contains("the default read=r|read|rs"), "{e}");
+        // Distinct lists pass.
+        assert!(GenericSpec::parse("offset=1:b,size=2:b,op=3,read=1,write=0").is_ok());
     }
 }
