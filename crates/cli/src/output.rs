@@ -105,7 +105,14 @@ impl Destination {
         for _ in 0..MAX_LINKS {
             let meta = match fs::symlink_metadata(&current) {
                 Ok(meta) => meta,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // A new file, or one under a path that is not a folder (its folder check
+                // says which part is a file).
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    ) =>
+                {
                     // `/dev/fd/N` of a descriptor that is not open is not a new file.
                     return Ok(descriptor_link(&current).unwrap_or(Destination::File {
                         path: current,

@@ -578,7 +578,7 @@ const TARGET_ROWS: &[(&str, Row)] = &[
             let r = run(&args_of(w, inputs, path_str(&file)), start);
             expect_code(&r, 74).map_err(|e| format!("{e}\n{}", r.context()))?;
             let message = format!(
-                "error: cannot write {}: permission denied in its folder {}",
+                "error: cannot write {}: cannot create a file in {}: permission denied",
                 file.display(),
                 folder.display()
             );
