@@ -9,37 +9,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{flashlab, path_str, scratch, Outcome, BIN};
-
-/// A small, fast device (16 blocks per plane, 25% over-provisioning, fresh).
-const SMALL: &[&str] = &[
-    "--set",
-    "geometry.blocks_per_plane=16",
-    "--set",
-    "ftl.over_provisioning=0.25",
-    "--precondition",
-    "0",
-    "--no-progress",
-];
-
-/// `flashlab run` on the small device with `extra`.
-fn run_small(extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = vec!["run".into()];
-    args.extend(SMALL.iter().map(|s| s.to_string()));
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args
-}
-
-fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| s.to_string()).collect()
-}
-
-/// A DiskSim trace (nanoseconds): `n` requests 1 ms apart, alternating 4 KiB writes and reads.
-fn disksim_lines(n: u64) -> String {
-    (0..n)
-        .map(|i| format!("{} 0 {} 8 {}\n", i * 1_000_000, (i % 64) * 8, i % 2))
-        .collect()
-}
+use common::{
+    disksim_lines, flashlab, gzip, path_str, scratch, small_run_args, strings, Outcome, BIN,
+};
 
 fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
@@ -169,27 +141,27 @@ fn row(args: Vec<String>, mentions: &[&'static str]) -> (Vec<String>, Vec<&'stat
 fn workload_values_too_large_to_write_are_refused_without_a_panic() {
     assert_all_refused(&[
         row(
-            run_small(&["-w", "randwrite:count=100,duration=1e10s"]),
+            small_run_args(&["-w", "randwrite:count=100,duration=1e10s"]),
             &["workload.duration_ns", "1e10s"],
         ),
         row(
-            run_small(&["-w", "randwrite:count=1e19"]),
+            small_run_args(&["-w", "randwrite:count=1e19"]),
             &["workload.count", "1e19"],
         ),
         row(
-            run_small(&["-w", "randwrite:count=100,flush=1e19"]),
+            small_run_args(&["-w", "randwrite:count=100,flush=1e19"]),
             &["workload.flush_every", "1e19"],
         ),
         row(
-            run_small(&["-w", "randwrite:count=100,deadline=1e10s"]),
+            small_run_args(&["-w", "randwrite:count=100,deadline=1e10s"]),
             &["workload.deadline_ns", "1e10s"],
         ),
         row(
-            run_small(&["--set", "workload.count=18446744073709551615"]),
+            small_run_args(&["--set", "workload.count=18446744073709551615"]),
             &["workload.count", "18446744073709551615", "whole number"],
         ),
         row(
-            run_small(&["--set", "run.seed=9223372036854775808"]),
+            small_run_args(&["--set", "run.seed=9223372036854775808"]),
             &["run.seed", "9223372036854775808"],
         ),
     ]);
@@ -208,19 +180,19 @@ fn simulated_time_overflow_is_refused() {
     let long = write_file(&dir, "long.trace", "0 0 0 8 1\n5000000000000 0 8 8 1\n");
     assert_all_refused(&[
         row(
-            run_small(&["-w", "randwrite:count=100,rate=1e-9"]),
+            small_run_args(&["-w", "randwrite:count=100,rate=1e-9"]),
             &["workload.rate_iops", "1e-9"],
         ),
         row(
-            run_small(&["-w", "randwrite:count=1e6,rate=0.0001"]),
+            small_run_args(&["-w", "randwrite:count=1e6,rate=0.0001"]),
             &["workload.rate_iops"],
         ),
         row(
-            run_small(&["--trace", path_str(&huge), "--trace-format", "disksim-ns"]),
+            small_run_args(&["--trace", path_str(&huge), "--trace-format", "disksim-ns"]),
             &["huge.trace", "simulated clock"],
         ),
         row(
-            run_small(&[
+            small_run_args(&[
                 "--trace",
                 path_str(&long),
                 "--trace-format",
@@ -236,7 +208,7 @@ fn simulated_time_overflow_is_refused() {
 #[test]
 fn tiny_blocks_are_refused_with_the_setting_to_change_not_an_internal_error() {
     let sets = |ftl: &str, ppb: &str, op: &str| {
-        run_small(&[
+        small_run_args(&[
             "--ftl",
             ftl,
             "--set",
@@ -290,12 +262,12 @@ fn a_device_beyond_the_memory_is_refused_before_it_is_allocated() {
             &["memory", "GiB", "run.max_memory_bytes"],
         ),
         row(
-            run_small(&["--set", "run.max_memory_bytes=1000000"]),
+            small_run_args(&["--set", "run.max_memory_bytes=1000000"]),
             &["run.max_memory_bytes", "memory", "GiB"],
         ),
     ]);
     // The run header shows the state size.
-    let r = flashlab(&run_small(&["-w", "randwrite:count=100"]));
+    let r = flashlab(&small_run_args(&["-w", "randwrite:count=100"]));
     r.assert_success();
     assert!(r.stdout.contains("MiB) | FTL"), "{}", r.context());
     assert!(r.stdout.contains(", state "), "{}", r.context());
@@ -309,49 +281,52 @@ fn settings_that_would_be_ignored_are_refused() {
     let numeric_preset = write_file(&dir, "p.toml", "preset = 5\n");
     let unknown_preset = write_file(&dir, "q.toml", "preset = \"cosmso\"\n");
     assert_all_refused(&[
-        row(run_small(&["--set", "preset=cosmos"]), &["--device cosmos"]),
         row(
-            run_small(&["--config", path_str(&numeric_preset)]),
+            small_run_args(&["--set", "preset=cosmos"]),
+            &["--device cosmos"],
+        ),
+        row(
+            small_run_args(&["--config", path_str(&numeric_preset)]),
             &["p.toml:1", "preset", "cosmos"],
         ),
         row(
-            run_small(&["--config", path_str(&unknown_preset)]),
+            small_run_args(&["--config", path_str(&unknown_preset)]),
             &["q.toml:1", "cosmso", "cosmos"],
         ),
         row(
-            run_small(&["--trace", trace, "-w", "randwrite:count=10"]),
+            small_run_args(&["--trace", trace, "-w", "randwrite:count=10"]),
             &["--workload", "--trace"],
         ),
         row(
-            run_small(&["--trace-format", "msr"]),
+            small_run_args(&["--trace-format", "msr"]),
             &["--trace-format", "--trace FILE"],
         ),
         row(
-            run_small(&["--skip-bad-lines"]),
+            small_run_args(&["--skip-bad-lines"]),
             &["--skip-bad-lines", "--trace FILE"],
         ),
         row(
-            run_small(&["--set", "trace.max_requests=10"]),
+            small_run_args(&["--set", "trace.max_requests=10"]),
             &["trace.max_requests", "--trace FILE"],
         ),
         row(
-            run_small(&["--trace", trace, "--set", "workload.count=10"]),
+            small_run_args(&["--trace", trace, "--set", "workload.count=10"]),
             &["workload.count", "trace"],
         ),
         row(
-            run_small(&["-w", "randwrite:qd=8,rate=1000,count=10"]),
+            small_run_args(&["-w", "randwrite:qd=8,rate=1000,count=10"]),
             &["workload.queue_depth", "rate"],
         ),
         row(
-            run_small(&["-w", "randwrite:arrival=fixed,count=10"]),
+            small_run_args(&["-w", "randwrite:arrival=fixed,count=10"]),
             &["workload.arrival", "rate"],
         ),
         row(
-            run_small(&["-w", "randwrite:theta=1.2,count=10"]),
+            small_run_args(&["-w", "randwrite:theta=1.2,count=10"]),
             &["workload.zipf_theta", "zipf"],
         ),
         row(
-            run_small(&["-w", ":count=10"]),
+            small_run_args(&["-w", ":count=10"]),
             &["--workload", "kind", "randwrite"],
         ),
     ]);
@@ -364,11 +339,11 @@ fn runs_that_measured_nothing_are_an_error() {
     let short = write_file(&dir, "short.trace", &disksim_lines(20));
     assert_all_refused(&[
         row(
-            run_small(&["--trace", path_str(&empty), "--trace-format", "msr"]),
+            small_run_args(&["--trace", path_str(&empty), "--trace-format", "msr"]),
             &["empty.trace", "nothing was measured", "no request"],
         ),
         row(
-            run_small(&[
+            small_run_args(&[
                 "--trace",
                 path_str(&short),
                 "--set",
@@ -381,7 +356,7 @@ fn runs_that_measured_nothing_are_an_error() {
             ],
         ),
         row(
-            run_small(&["--trace", path_str(&short), "--set", "trace.warmup_ns=1e15"]),
+            small_run_args(&["--trace", path_str(&short), "--set", "trace.warmup_ns=1e15"]),
             &["nothing was measured", "warm-up"],
         ),
     ]);
@@ -394,68 +369,68 @@ fn messages_name_the_field_the_value_as_given_and_the_allowed_range() {
     let over = format!("workload.read_fraction={digits}");
     assert_all_refused(&[
         row(
-            run_small(&["--set", "workload.count=-1"]),
+            small_run_args(&["--set", "workload.count=-1"]),
             &["workload.count", "-1", "whole number"],
         ),
         row(
-            run_small(&["--set", "geometry.channels=1.5"]),
+            small_run_args(&["--set", "geometry.channels=1.5"]),
             &["geometry.channels", "1.5", "1 ..= 256"],
         ),
         row(
-            run_small(&["--set", "geometry.channels=many"]),
+            small_run_args(&["--set", "geometry.channels=many"]),
             &["geometry.channels", "many", "1 ..= 256"],
         ),
         row(
-            run_small(&["--set", "timing.bus_mb_per_s=fast"]),
+            small_run_args(&["--set", "timing.bus_mb_per_s=fast"]),
             &["timing.bus_mb_per_s", "fast", "number"],
         ),
         row(
-            run_small(&["--set", "run.functional_only=yes"]),
+            small_run_args(&["--set", "run.functional_only=yes"]),
             &["run.functional_only", "yes", "true | false"],
         ),
         row(
-            run_small(&["--set", "geometry=3"]),
+            small_run_args(&["--set", "geometry=3"]),
             &["geometry", "3", "section"],
         ),
         row(
-            run_small(&["--ftl", "mt-ftl", "--set", "ftl.tasks=x"]),
+            small_run_args(&["--ftl", "mt-ftl", "--set", "ftl.tasks=x"]),
             &["ftl.tasks", "x", "1 ..= 63"],
         ),
         row(
-            run_small(&["-w", "randwrite:align=1t"]),
+            small_run_args(&["-w", "randwrite:align=1t"]),
             &["workload.align_bytes", "1t"],
         ),
         row(
-            run_small(&["-w", "randwrite:count=100,bs"]),
+            small_run_args(&["-w", "randwrite:count=100,bs"]),
             &["`bs`", "KEY=VALUE"],
         ),
         row(
-            run_small(&["-w", "randwrite:duration=-1s"]),
+            small_run_args(&["-w", "randwrite:duration=-1s"]),
             &["workload.duration_ns", "-1s", "negative"],
         ),
         row(
-            run_small(&["-w", "randwrite:align=-4k"]),
+            small_run_args(&["-w", "randwrite:align=-4k"]),
             &["workload.align_bytes", "-4k", "negative"],
         ),
         row(
-            run_small(&["-w", "randwrite:qd=1e12"]),
+            small_run_args(&["-w", "randwrite:qd=1e12"]),
             &["workload.queue_depth = 1e12", "1 ..= 1048576"],
         ),
         row(
-            run_small(&["-w", &read]),
+            small_run_args(&["-w", &read]),
             &["workload.read_fraction", "1e300"],
         ),
         row(
-            run_small(&["--set", &over]),
+            small_run_args(&["--set", &over]),
             &["workload.read_fraction", "1e300"],
         ),
         row(
-            run_small(&["-w", "randwrite:read=0.5,read_fraction=0.3"]),
+            small_run_args(&["-w", "randwrite:read=0.5,read_fraction=0.3"]),
             &["read_fraction", "already given"],
         ),
         // A device so small that no over-provisioning leaves a logical unit.
         row(
-            run_small(&[
+            small_run_args(&[
                 "--set",
                 "geometry.channels=1",
                 "--set",
@@ -477,7 +452,7 @@ fn messages_name_the_field_the_value_as_given_and_the_allowed_range() {
         ),
     ]);
     // Whole numbers written as floats are whole numbers.
-    flashlab(&run_small(&[
+    flashlab(&small_run_args(&[
         "--set",
         "workload.count=1e2",
         "--set",
@@ -645,7 +620,7 @@ fn run_checks_its_output_before_simulating() {
     let dir = scratch("output-first");
     let missing = dir.join("no-such-folder").join("r.json");
     // Long enough that simulating first would print the table.
-    let r = flashlab(&run_small(&[
+    let r = flashlab(&small_run_args(&[
         "-w",
         "randwrite:count=2000",
         "--json",
@@ -654,7 +629,7 @@ fn run_checks_its_output_before_simulating() {
     assert_eq!(r.code, Some(74), "{}", r.context());
     assert!(r.stdout.is_empty(), "simulated first:\n{}", r.context());
     assert!(r.stderr.contains("no-such-folder"), "{}", r.context());
-    let r = flashlab(&run_small(&["--json", path_str(&dir)]));
+    let r = flashlab(&small_run_args(&["--json", path_str(&dir)]));
     assert_eq!(r.code, Some(74), "{}", r.context());
     assert!(r.stdout.is_empty(), "simulated first:\n{}", r.context());
 }
@@ -684,12 +659,6 @@ fn flashlab_fed(args: &[&str], stdin: &[u8]) -> Outcome {
     }
 }
 
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    e.write_all(data).expect("gzip");
-    e.finish().expect("gzip")
-}
-
 #[test]
 fn traces_from_standard_input_and_named_pipes_are_read_once() {
     let text = disksim_lines(3000);
@@ -709,7 +678,7 @@ fn traces_from_standard_input_and_named_pipes_are_read_once() {
     // A replay surveys, then replays: both passes see every request.
     let dir = scratch("pipes");
     let json = dir.join("run.json");
-    let args = run_small(&["--trace", "-", "-q", "--json", path_str(&json)]);
+    let args = small_run_args(&["--trace", "-", "-q", "--json", path_str(&json)]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let r = flashlab_fed(&args, &gzip(text.as_bytes()));
     r.assert_success();
@@ -806,8 +775,8 @@ fn one_spelling_per_concept_with_the_old_ones_kept() {
             "--out",
             &out("d.spc"),
         ]),
-        run_small(&["--trace", trace, "--format", "disksim-ns", "-q"]),
-        run_small(&["--trace", trace, "--trace-format", "disksim-ns", "-q"]),
+        small_run_args(&["--trace", trace, "--format", "disksim-ns", "-q"]),
+        small_run_args(&["--trace", trace, "--trace-format", "disksim-ns", "-q"]),
         strings(&[
             "bench",
             "-d",

@@ -13,42 +13,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{flashlab, path_str, scratch, Outcome, BIN};
-
-/// A small, fast device (16 blocks per plane, 25% over-provisioning, fresh).
-fn run_small(extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "run",
-        "--set",
-        "geometry.blocks_per_plane=16",
-        "--set",
-        "ftl.over_provisioning=0.25",
-        "--precondition",
-        "0",
-        "--no-progress",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args
-}
-
-fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| s.to_string()).collect()
-}
+use common::{
+    disksim_lines, flashlab, gzip, path_str, scratch, small_run_args, strings, Outcome, BIN,
+};
 
 fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).expect("scratch file");
     path
-}
-
-/// A DiskSim trace (nanoseconds): `n` 4 KiB requests 1 ms apart.
-fn disksim_lines(n: u64) -> String {
-    (0..n)
-        .map(|i| format!("{} 0 {} 8 {}\n", i * 1_000_000, (i % 64) * 8, i % 2))
-        .collect()
 }
 
 /// One row: the arguments, the exit code expected, words the one `error: ` line (or, for a
@@ -129,14 +101,14 @@ fn settings_that_would_allocate_without_bound_are_refused_or_bounded() {
     assert_rows(&[
         // The example: 10^12 requests/s stayed at time 0 and grew past 2.4 GB.
         row(
-            run_small(&["-w", "randwrite:rate=1e12,duration=1ms,count=0"]),
+            small_run_args(&["-w", "randwrite:rate=1e12,duration=1ms,count=0"]),
             2,
             &["workload.rate_iops", "1000000000", "out of range"],
             &[],
         ),
         // 1 ns intervals: coarsened to at most 100,000 intervals, with a warning.
         row(
-            run_small(&[
+            small_run_args(&[
                 "-w",
                 "randwrite:count=20000",
                 "--timeseries-interval",
@@ -170,7 +142,7 @@ fn byte_unit_traces_and_coarse_timestamps_are_explained() {
     let trace = |path: &PathBuf, format: &str, extra: &[&str]| {
         let mut args = vec!["--trace", path_str(path), "--trace-format", format, "-q"];
         args.extend_from_slice(extra);
-        run_small(&args)
+        small_run_args(&args)
     };
     assert_rows(&[
         row(
@@ -219,7 +191,7 @@ fn usage_errors_and_choices_say_what_is_missing_or_allowed() {
             "[workload]\npattern = \"periodic\"\nduration_ns = 1000000\n\n[[workload.tasks]]\nop = \"write\"\npages = {value}\nperiod_ns = 1000000\n"
         );
         let file = write_file(&dir, &format!("pages-{value}.toml"), toml.as_bytes());
-        run_small(&["-q", "--config", path_str(&file)])
+        small_run_args(&["-q", "--config", path_str(&file)])
     };
     assert_rows(&[
         row(
@@ -265,19 +237,19 @@ fn usage_errors_and_choices_say_what_is_missing_or_allowed() {
             &["0000000000"],
         ),
         row(
-            run_small(&["--trace", trace, "--set", "trace.replay=\"bogus\""]),
+            small_run_args(&["--trace", trace, "--set", "trace.replay=\"bogus\""]),
             2,
             &["trace.replay = bogus: unknown choice (allowed: open | closed | bounded-open)"],
             &["variant"],
         ),
         row(
-            run_small(&["--set", "run.bogus=1"]),
+            small_run_args(&["--set", "run.bogus=1"]),
             2,
             &["run.bogus: unknown setting `bogus` (allowed: seed,"],
             &["unknown field"],
         ),
         row(
-            run_small(&["--set", "workload.queue_depth=4294967296"]),
+            small_run_args(&["--set", "workload.queue_depth=4294967296"]),
             2,
             &["workload.queue_depth = 4294967296 is out of range (allowed: 1 ..= 1048576)"],
             &["whole number"],
@@ -290,13 +262,13 @@ fn usage_errors_and_choices_say_what_is_missing_or_allowed() {
         ),
         row(pages("2.0"), 0, &[], &[]),
         row(
-            run_small(&["-q", "--json", &not_a_folder]),
+            small_run_args(&["-q", "--json", &not_a_folder]),
             74,
             &["is a file, not a folder"],
             &["does not exist"],
         ),
         row(
-            run_small(&["-q", "--json", "/proc/version"]),
+            small_run_args(&["-q", "--json", "/proc/version"]),
             74,
             &["/proc"],
             &["entity not found"],
@@ -309,7 +281,7 @@ fn ambiguous_input_is_refused_before_anything_runs() {
     let dir = scratch("ambiguous");
     let csv = write_file(&dir, "t.csv", b"0,4096,1\n4096,4096,0\n");
     let generic =
-        |spec: &str| run_small(&["-q", "--trace", path_str(&csv), "--trace-format", spec]);
+        |spec: &str| small_run_args(&["-q", "--trace", path_str(&csv), "--trace-format", spec]);
     let out = dir.join("repro");
     assert_rows(&[
         row(
@@ -325,7 +297,7 @@ fn ambiguous_input_is_refused_before_anything_runs() {
             &[],
         ),
         row(
-            run_small(&[
+            small_run_args(&[
                 "-w",
                 "periodic:tasks=w1p@1ms/offset=1ms/offset=2ms,duration=10ms",
             ]),
@@ -421,12 +393,6 @@ fn an_ftl_running_on_the_rtos_shows_the_rtos_cpu() {
     assert!(line.contains("FTL CPU (RTOS) "), "{line}");
     assert!(line.contains("% polling)"), "{line}");
     assert!(!line.contains("FTL CPU 0.0%"), "{line}");
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    e.write_all(data).expect("gzip");
-    e.finish().expect("gzip")
 }
 
 #[test]

@@ -29,38 +29,12 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{path_str, scratch, Outcome, BIN};
+use common::{disksim_lines, path_str, scratch, small_run_args, strings, Outcome, BIN};
 
 /// Requests of the input trace, and of the synthetic run.
-const REQUESTS: usize = 200;
+const REQUESTS: u64 = 200;
 /// Requests `trace generate` writes.
-const GENERATED: usize = 300;
-
-/// `flashlab run` on a small, fast device (16 blocks per plane, fresh).
-fn small_run(extra: &[&str]) -> Vec<String> {
-    let small = [
-        "run",
-        "--set",
-        "geometry.blocks_per_plane=16",
-        "--set",
-        "ftl.over_provisioning=0.25",
-        "--precondition",
-        "0",
-        "--no-progress",
-    ];
-    strings(&[&small[..], extra].concat())
-}
-
-fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| s.to_string()).collect()
-}
-
-/// A DiskSim trace (nanoseconds): `n` requests 1 ms apart, alternating 4 KiB writes and reads.
-fn disksim_lines(n: usize) -> String {
-    (0..n)
-        .map(|i| format!("{} 0 {} 8 {}\n", i * 1_000_000, (i % 64) * 8, i % 2))
-        .collect()
-}
+const GENERATED: u64 = 300;
 
 /// The input files every writer reads: `in.trace`, and `bad.trace` whose last line is not a
 /// request (the command fails after its output is prepared).
@@ -93,15 +67,15 @@ const WRITERS: &[Writer] = &[
         args: |dir, out, failing| {
             let trace = trace_in(dir, true);
             Some(match failing {
-                true => small_run(&["--trace", &trace, "--json", out]),
-                false => small_run(&["-w", "randwrite:count=200", "--json", out]),
+                true => small_run_args(&["--trace", &trace, "--json", out]),
+                false => small_run_args(&["-w", "randwrite:count=200", "--json", out]),
             })
         },
         check: |bytes| {
             let doc: serde_json::Value =
                 serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
             match doc["host"]["all"]["count"].as_u64() {
-                Some(n) if n == REQUESTS as u64 => Ok(()),
+                Some(n) if n == REQUESTS => Ok(()),
                 other => Err(format!("host.all.count {other:?}")),
             }
         },
@@ -115,7 +89,7 @@ const WRITERS: &[Writer] = &[
                 true => ["--trace", trace.as_str()],
                 false => ["-w", "randwrite:count=200"],
             };
-            Some(small_run(&[&source[..], &series[..]].concat()))
+            Some(small_run_args(&[&source[..], &series[..]].concat()))
         },
         check: |bytes| {
             let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
@@ -146,7 +120,7 @@ const WRITERS: &[Writer] = &[
             let doc: serde_json::Value =
                 serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
             match doc["stats"]["requests"].as_u64() {
-                Some(n) if n == REQUESTS as u64 => Ok(()),
+                Some(n) if n == REQUESTS => Ok(()),
                 other => Err(format!("stats.requests {other:?}")),
             }
         },
@@ -185,10 +159,10 @@ const WRITERS: &[Writer] = &[
 ];
 
 /// Whether `bytes` are `n` MSR lines (7 fields each).
-fn msr_lines(bytes: &[u8], n: usize) -> Result<(), String> {
+fn msr_lines(bytes: &[u8], n: u64) -> Result<(), String> {
     let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
     let lines: Vec<&str> = text.lines().collect();
-    if lines.len() != n || lines.iter().any(|l| l.split(',').count() != 7) {
+    if lines.len() as u64 != n || lines.iter().any(|l| l.split(',').count() != 7) {
         return Err(format!("{} lines, expected {n} MSR lines", lines.len()));
     }
     Ok(())
@@ -723,7 +697,7 @@ fn outputs_that_are_inputs_or_each_other() {
             .collect();
         let words: Vec<&str> = words.iter().map(String::as_str).collect();
         let args = match words.split_first() {
-            Some((&"run", rest)) => small_run(rest),
+            Some((&"run", rest)) => small_run_args(rest),
             _ => strings(&words),
         };
         let start = Start {

@@ -36,33 +36,14 @@ const FILLED: &[&str] = &["run.precondition=1.0", "run.precondition_max_passes=1
 /// pages of 8 KiB) unless the FTL needs another shape.
 const PAGE_MAPPED: &[&str] = &[];
 const MT: &[&str] = &["geometry.page_bytes=4096"];
-/// Log-block FTLs: one die of 64 blocks of 16 pages of 2 KiB, 6 log blocks.
+/// Log-block FTLs: one die of 64 blocks of 16 pages of 2 KiB (their settings are in
+/// [`SET_UPS`]).
 const LOG_BLOCK: &[&str] = &[
     "geometry.channels=1",
     "geometry.planes_per_die=1",
     "geometry.blocks_per_plane=64",
     "geometry.page_bytes=2048",
     "geometry.oob_bytes=64",
-    "ftl.log_blocks=6",
-];
-const SAST: &[&str] = &[
-    "geometry.channels=1",
-    "geometry.planes_per_die=1",
-    "geometry.blocks_per_plane=64",
-    "geometry.page_bytes=2048",
-    "geometry.oob_bytes=64",
-    "ftl.log_blocks=8",
-    "ftl.set_data_blocks=4",
-    "ftl.set_log_blocks=2",
-];
-const KAST: &[&str] = &[
-    "geometry.channels=1",
-    "geometry.planes_per_die=1",
-    "geometry.blocks_per_plane=64",
-    "geometry.page_bytes=2048",
-    "geometry.oob_bytes=64",
-    "ftl.log_blocks=6",
-    "ftl.max_associativity=3",
 ];
 /// NFTL: the small-block chip with 48 blocks of 16 pages and few spare blocks (folds and GC
 /// all the time).
@@ -84,34 +65,52 @@ const PART: &[&str] = &[
     "geometry.blocks_per_plane=16",
     "geometry.pages_per_block=32",
 ];
-/// Real-time baselines: GC all the time on one die of 16 blocks of 8 pages at λ 0.45.
+/// Real-time baselines: GC all the time on one die of 16 blocks of 8 pages (at λ 0.45).
 const REAL_TIME: &[&str] = &[
     "geometry.channels=1",
     "geometry.planes_per_die=1",
     "geometry.pages_per_block=8",
-    "ftl.logical_ratio=0.45",
 ];
 
-/// Every registered FTL: preset and settings on top of [`SMALL_DEVICE`] (whose `ftl.*`
-/// settings are dropped for FTLs that size their logical space otherwise).
-const SET_UPS: &[(&str, &str, &[&str])] = &[
-    ("pagemap", "default", PAGE_MAPPED),
-    ("mt-ftl", "default", MT),
-    ("st-ftl", "default", MT),
-    ("bast", "default", LOG_BLOCK),
-    ("fast", "default", LOG_BLOCK),
-    ("sast", "default", SAST),
-    ("kast", "default", KAST),
-    ("nftl", "nftl-samsung", NFTL),
-    ("dftl", "cosmos", DEMAND),
-    ("cdftl", "cosmos", DEMAND),
-    ("fmmu", "cosmos", DEMAND),
-    ("part-ftl", "default", PART),
-    ("wao-gc", "default", REAL_TIME),
-    ("rtgc", "default", REAL_TIME),
+/// Every registered FTL: preset, device settings on top of [`SMALL_DEVICE`] (whose `ftl.*`
+/// settings are dropped for FTLs that size their logical space otherwise) and FTL settings.
+const SET_UPS: &[(&str, &str, &[&str], &[&str])] = &[
+    ("pagemap", "default", PAGE_MAPPED, &[]),
+    ("mt-ftl", "default", MT, &[]),
+    ("st-ftl", "default", MT, &[]),
+    ("bast", "default", LOG_BLOCK, &["ftl.log_blocks=6"]),
+    ("fast", "default", LOG_BLOCK, &["ftl.log_blocks=6"]),
+    (
+        "sast",
+        "default",
+        LOG_BLOCK,
+        &[
+            "ftl.log_blocks=8",
+            "ftl.set_data_blocks=4",
+            "ftl.set_log_blocks=2",
+        ],
+    ),
+    (
+        "kast",
+        "default",
+        LOG_BLOCK,
+        &["ftl.log_blocks=6", "ftl.max_associativity=3"],
+    ),
+    ("nftl", "nftl-samsung", NFTL, &[]),
+    ("dftl", "cosmos", DEMAND, &[]),
+    ("cdftl", "cosmos", DEMAND, &[]),
+    ("fmmu", "cosmos", DEMAND, &[]),
+    ("part-ftl", "default", PART, &[]),
+    ("wao-gc", "default", REAL_TIME, &["ftl.logical_ratio=0.45"]),
+    ("rtgc", "default", REAL_TIME, &["ftl.logical_ratio=0.45"]),
 ];
 
-fn config(ftl: &str, preset: &str, sets: &[&str], functional: bool) -> ExperimentConfig {
+/// The configuration of `ftl`'s set-up, timed or functional-only.
+fn config(ftl: &str, functional: bool) -> ExperimentConfig {
+    let &(_, preset, device, settings) = SET_UPS
+        .iter()
+        .find(|(name, ..)| *name == ftl)
+        .unwrap_or_else(|| panic!("FTL `{ftl}` has no set-up in SET_UPS"));
     let name = format!("ftl.name=\"{ftl}\"");
     let mode = format!("run.functional_only={functional}");
     let own_sizing = matches!(
@@ -129,7 +128,8 @@ fn config(ftl: &str, preset: &str, sets: &[&str], functional: bool) -> Experimen
     };
     all.extend([name.as_str(), mode.as_str()]);
     all.extend_from_slice(FILLED);
-    all.extend_from_slice(sets);
+    all.extend_from_slice(device);
+    all.extend_from_slice(settings);
     ExperimentConfig::with_sets(preset, &all).unwrap_or_else(|e| panic!("{ftl}: {e}"))
 }
 
@@ -159,14 +159,10 @@ fn step_lists(cfg: &ExperimentConfig, ftl: &str) -> Vec<(String, Vec<Step>, Opti
     runs
 }
 
-/// Runs one FTL's set-up, timed and functional-only, on both step lists.
+/// Runs one FTL's set-up, timed and functional-only, on every step list.
 fn run(ftl: &str) {
-    let &(_, preset, sets) = SET_UPS
-        .iter()
-        .find(|(name, _, _)| *name == ftl)
-        .unwrap_or_else(|| panic!("FTL `{ftl}` has no set-up in SET_UPS"));
     for functional in [false, true] {
-        let cfg = config(ftl, preset, sets, functional);
+        let cfg = config(ftl, functional);
         for (name, steps, options) in step_lists(&cfg, ftl) {
             let what = format!("{ftl} {name} functional {functional}");
             let o = testing::run_steps_with(&cfg, &steps, &options)
@@ -182,7 +178,7 @@ fn run(ftl: &str) {
 #[test]
 fn every_registered_ftl_has_a_set_up() {
     let registered: Vec<&str> = registry::entries().iter().map(|e| e.name).collect();
-    let covered: Vec<&str> = SET_UPS.iter().map(|(name, _, _)| *name).collect();
+    let covered: Vec<&str> = SET_UPS.iter().map(|(name, ..)| *name).collect();
     assert_eq!(registered, covered, "add the new FTL to SET_UPS");
 }
 

@@ -119,3 +119,41 @@ pub fn assert_bad_input(r: &Outcome, mentions: &[&str]) {
         assert!(r.stderr.contains(m), "error does not mention `{m}`\n{ctx}");
     }
 }
+
+/// `flashlab run` options of a small, fast device: 16 blocks per plane, 25%
+/// over-provisioning, fresh, no progress line.
+pub const SMALL_FRESH: &[&str] = &[
+    "--set",
+    "geometry.blocks_per_plane=16",
+    "--set",
+    "ftl.over_provisioning=0.25",
+    "--precondition",
+    "0",
+    "--no-progress",
+];
+
+/// `flashlab run` on the small fresh device ([`SMALL_FRESH`]) with `extra`.
+pub fn small_run_args(extra: &[&str]) -> Vec<String> {
+    strings(&[&["run"], SMALL_FRESH, extra].concat())
+}
+
+/// The arguments as owned strings.
+pub fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+/// A DiskSim trace (nanoseconds): `n` 4 KiB requests 1 ms apart, alternating writes and
+/// reads over the first 256 KiB.
+pub fn disksim_lines(n: u64) -> String {
+    (0..n)
+        .map(|i| format!("{} 0 {} 8 {}\n", i * 1_000_000, (i % 64) * 8, i % 2))
+        .collect()
+}
+
+/// `data` compressed with gzip.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).expect("gzip");
+    e.finish().expect("gzip")
+}
