@@ -198,7 +198,7 @@ fn ideal_limits(p: &Points) -> Vec<PaperClaim> {
                     "{resource}-limited, but not within {:.0}% of the paper's level ({DOC_LIMITS})",
                     100.0 * LIMIT_TOLERANCE
                 ),
-                Verdict::Differs => {
+                _ => {
                     format!("the {resource} is not the busiest resource ({DOC_LIMITS})")
                 }
             };
@@ -468,7 +468,7 @@ fn scaling(p: &Points) -> Vec<PaperClaim> {
                         "bus-limited, but not within {:.0}% of 4.3 MIOPS ({DOC_LIMITS})",
                         100.0 * LIMIT_TOLERANCE
                     ),
-                    Verdict::Differs => {
+                    _ => {
                         format!("the NAND bus is not the busiest resource ({DOC_LIMITS})")
                     }
                 };

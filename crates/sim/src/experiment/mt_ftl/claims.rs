@@ -266,7 +266,7 @@ impl<'s> Board<'s> {
                 "a gain of a few percent, but not 5.5 +- 2 points: our model overlaps the four \
                  tasks on the two chips more than the paper's board ({DOC_SHAPE})"
             ),
-            Verdict::Differs => format!("no gain of a few percent on this run ({DOC_SHAPE})"),
+            _ => format!("no gain of a few percent on this run ({DOC_SHAPE})"),
         };
         let ours = format!("{} at depth {deep}", pct(g));
         PaperClaim::new(source, claim, paper, ours, verdict, why)
