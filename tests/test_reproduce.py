@@ -141,7 +141,7 @@ def check_in_browser(browser: Any, report: Path) -> None:
     )
     assert fetched == [], fetched
     # The claims: one row with a verdict per claim of the studies' results.json.
-    rows = browser.find_elements("css selector", "tr.reproduced, tr.shape_only, tr.differs")
+    rows = browser.find_elements("css selector", "tr.claim")
     assert len(rows) == claim_count(report) > 0, (len(rows), report)
     for study in report.glob("*/results.json"):
         studies = browser.find_elements("css selector", "h3 code")

@@ -6,6 +6,7 @@
 
 mod html;
 mod plan;
+pub mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -14,7 +15,9 @@ use serde::Deserialize;
 
 use crate::output::Output;
 use crate::{EXIT_INPUT, EXIT_IO};
+use flashlab_sim::experiment::claims::Verdict;
 pub use plan::{Paper, StudyPlan, PAPERS};
+use verdicts::Record;
 
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
@@ -22,17 +25,24 @@ pub struct ReproduceArgs {
     /// kast, fmmu, part-ftl, or `all`
     #[arg(value_name = "PAPER")]
     papers: Vec<String>,
-    /// Reduced sizes (devices, requests, task sets): all papers in under ten minutes on one
-    /// core; the report says which sizes ran
-    #[arg(long)]
+    /// Reduced sizes (devices, requests, task sets): all papers in about ten minutes on one
+    /// core; a claim a quick size cannot judge says "not measured at quick size"
+    #[arg(long, conflicts_with = "full")]
     quick: bool,
+    /// The studies' full sizes (the default without --quick; docs/reproduce.md gives its time)
+    #[arg(long)]
+    full: bool,
+    /// A previous run's DIR (or its verdicts.json) of the other size: the summary shows both
+    /// columns and lists every claim whose verdicts disagree (exit code 1 if any does)
+    #[arg(long, value_name = "DIR|FILE")]
+    against: Option<PathBuf>,
     /// Output directory: one subdirectory per study and report.html
     #[arg(short, long)]
     out: PathBuf,
 }
 
-/// One claim as a study's results.json lists it (read generically: a study without claims,
-/// or with fields missing, still gives a report).
+/// One claim as a study's results.json lists it (the shape of `experiment::claims::PaperClaim`,
+/// read generically: a study without claims, or with fields missing, still gives a report).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct ClaimRow {
@@ -40,9 +50,86 @@ pub struct ClaimRow {
     pub claim: String,
     pub paper: String,
     pub ours: String,
-    /// `reproduced`, `shape_only` or `differs`.
+    /// A `Verdict` key: `reproduced`, `fitted`, `shape_only`, `unstable`, `differs`,
+    /// `not_measured`, `by_construction`.
     pub verdict: String,
+    pub holds_on: usize,
     pub why: String,
+    pub parameters: Vec<ParameterRow>,
+    pub conditions: Vec<ConditionRow>,
+    pub runs: Vec<RunRow>,
+    pub size: String,
+    pub margin: String,
+}
+
+/// A claim's parameter and where its value comes from.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ParameterRow {
+    pub name: String,
+    pub value: String,
+    pub provenance: ProvenanceRow,
+}
+
+/// `kind` is `stated` (with `source`), `assumed` (with `why`) or `fitted` (with `to`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ProvenanceRow {
+    pub kind: String,
+    pub source: String,
+    pub why: String,
+    pub to: String,
+}
+
+/// A condition of a claim: its figure against a bound, with the tolerance.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ConditionRow {
+    pub figure: String,
+    /// `at_least` or `at_most`.
+    pub cmp: String,
+    pub bound: f64,
+    pub tolerance: String,
+    pub values: Vec<f64>,
+}
+
+/// A run a claim was judged on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RunRow {
+    pub seed: u64,
+    pub phase: String,
+}
+
+impl ClaimRow {
+    /// "unstable (2 of 3)", "shape only", ...
+    pub fn verdict_label(&self) -> String {
+        match Verdict::ALL.iter().find(|v| v.key() == self.verdict) {
+            Some(Verdict::Unstable) => {
+                format!("unstable ({} of {})", self.holds_on, self.runs.len())
+            }
+            Some(v) => v.label().to_string(),
+            None => self.verdict.clone(),
+        }
+    }
+
+    /// "seeds 1, 2, 3" (with the phases when there are any).
+    pub fn seeds_text(&self) -> String {
+        let mut seeds: Vec<u64> = self.runs.iter().map(|r| r.seed).collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        let phases = self.runs.iter().filter(|r| !r.phase.is_empty()).count();
+        let list: Vec<String> = seeds.iter().map(u64::to_string).collect();
+        let mut text = match seeds.len() {
+            0 => String::new(),
+            1 => format!("seed {}", list[0]),
+            _ => format!("seeds {}", list.join(", ")),
+        };
+        if phases > 0 {
+            text += &format!(" ({} runs over phases)", self.runs.len());
+        }
+        text
+    }
 }
 
 /// What one study's run left: its exit code, wall time, claims and plots.
@@ -60,10 +147,10 @@ pub struct StudyOutcome {
     pub plots: Vec<(String, String)>,
 }
 
-/// Verdict counts of a list of claims: reproduced, shape only, differs.
-pub fn verdict_counts(claims: &[ClaimRow]) -> [usize; 3] {
-    let count = |v: &str| claims.iter().filter(|c| c.verdict == v).count();
-    [count("reproduced"), count("shape_only"), count("differs")]
+/// Verdict counts of a list of claims, in `Verdict::ALL` order (reproduced, fitted, shape
+/// only, unstable, differs, not measured, by construction).
+pub fn verdict_counts(claims: &[ClaimRow]) -> [usize; 7] {
+    Verdict::ALL.map(|v| claims.iter().filter(|c| c.verdict == v.key()).count())
 }
 
 /// The papers named on the command line, in the order of [`PAPERS`], each once; an error
@@ -98,6 +185,13 @@ pub fn reproduce_command(a: &ReproduceArgs) -> i32 {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
+            return EXIT_INPUT;
+        }
+    };
+    let against = match a.against.as_deref().map(Record::read).transpose() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: --against: {e}");
             return EXIT_INPUT;
         }
     };
@@ -141,30 +235,64 @@ pub fn reproduce_command(a: &ReproduceArgs) -> i32 {
         );
         outcomes.push(outcome);
     }
-    let page = html::report(&papers, &outcomes, a.quick, started.elapsed().as_secs_f64());
+    let seconds = started.elapsed().as_secs_f64();
+    let page = html::report(&papers, &outcomes, a.quick, seconds, against.as_ref());
     if let Err(e) = report.write_whole(page.as_bytes()) {
         eprintln!("error: {e}");
         return EXIT_IO;
     }
-    print_summary(&papers, &outcomes);
-    eprintln!(
-        "wrote {} ({:.0} s)",
-        report_path.display(),
-        started.elapsed().as_secs_f64()
-    );
-    outcomes
-        .iter()
-        .map(|o| o.exit_code)
-        .find(|&c| c != 0)
-        .unwrap_or(0)
+    let record = Record::of(&outcomes, a.quick, seconds);
+    if let Err(e) = write_record(&a.out.join("verdicts.json"), &record) {
+        eprintln!("error: {e}");
+        return EXIT_IO;
+    }
+    print_summary(&papers, &outcomes, a.quick, against.as_ref());
+    eprintln!("wrote {} ({seconds:.0} s)", report_path.display());
+    let failed = outcomes.iter().map(|o| o.exit_code).find(|&c| c != 0);
+    let disagree = against
+        .as_ref()
+        .is_some_and(|other| !verdicts::disagreements(&outcomes, a.quick, other).is_empty());
+    failed.unwrap_or(i32::from(disagree))
 }
 
-/// Verdict counts per paper on standard output.
-fn print_summary(papers: &[&Paper], outcomes: &[StudyOutcome]) {
-    println!(
-        "{:<24} {:>10} {:>10} {:>8} {:>8}",
-        "paper", "reproduced", "shape only", "differs", "failed"
-    );
+fn write_record(path: &Path, record: &Record) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(record).map_err(|e| e.to_string())?;
+    Output::create(path)
+        .and_then(|o| o.write_whole(json.as_bytes()))
+        .map_err(|e| e.to_string())
+}
+
+/// Column headers of the verdict counts, in `Verdict::ALL` order.
+pub const COUNT_HEADERS: [&str; 7] = [
+    "reproduced",
+    "fitted",
+    "shape only",
+    "unstable",
+    "differs",
+    "not measured",
+    "by constr.",
+];
+
+/// Verdict counts per paper on standard output ("quick/full" pairs with `--against`), then
+/// every claim whose verdicts disagree between the two runs.
+fn print_summary(
+    papers: &[&Paper],
+    outcomes: &[StudyOutcome],
+    quick: bool,
+    other: Option<&Record>,
+) {
+    if let Some(o) = other {
+        println!(
+            "verdicts as {}/{} (this run {}, the other {} from {})",
+            if quick { "quick" } else { "full" },
+            o.mode,
+            if quick { "quick" } else { "full" },
+            o.mode,
+            o.flashlab
+        );
+    }
+    let header: Vec<String> = COUNT_HEADERS.iter().map(|h| format!("{h:>12}")).collect();
+    println!("{:<24}{} {:>8}", "paper", header.join(""), "failed");
     for paper in papers {
         let mine: Vec<&StudyOutcome> = outcomes
             .iter()
@@ -174,10 +302,50 @@ fn print_summary(papers: &[&Paper], outcomes: &[StudyOutcome]) {
             .iter()
             .flat_map(|o| o.claims.clone().unwrap_or_default())
             .collect();
-        let [r, s, d] = verdict_counts(&claims);
+        let counts = verdict_counts(&claims);
+        let theirs = other.map(|r| other_counts(r, paper));
+        let cells: Vec<String> = (0..7)
+            .map(|i| match &theirs {
+                Some(t) => format!("{:>12}", format!("{}/{}", counts[i], t[i])),
+                None => format!("{:>12}", counts[i]),
+            })
+            .collect();
         let failed = mine.iter().filter(|o| o.exit_code != 0).count();
-        println!("{:<24} {r:>10} {s:>10} {d:>8} {failed:>8}", paper.name);
+        println!("{:<24}{} {failed:>8}", paper.name, cells.join(""));
     }
+    if let Some(other) = other {
+        let lines = verdicts::disagreements(outcomes, quick, other);
+        if lines.is_empty() {
+            println!(
+                "every claim agrees with the {} run (or is not measured at quick size)",
+                other.mode
+            );
+        } else {
+            println!(
+                "{} claim(s) disagree with the {} run:",
+                lines.len(),
+                other.mode
+            );
+            for l in lines {
+                println!("  {l}");
+            }
+        }
+    }
+}
+
+/// `paper`'s verdict counts in another run's record.
+pub fn other_counts(record: &Record, paper: &Paper) -> [usize; 7] {
+    let rows: Vec<ClaimRow> = paper
+        .studies
+        .iter()
+        .filter_map(|s| record.studies.get(s.name))
+        .flat_map(|s| &s.claims)
+        .map(|c| ClaimRow {
+            verdict: c.verdict.clone(),
+            ..ClaimRow::default()
+        })
+        .collect();
+    verdict_counts(&rows)
 }
 
 /// Runs one study through the `experiment` command into `out/<study>` and reads what it wrote.
@@ -307,10 +475,13 @@ mod tests {
         let rows = claims_of(&json).unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].source, "");
-        assert_eq!(verdict_counts(&rows), [1, 1, 0]);
+        assert_eq!(verdict_counts(&rows), [1, 0, 1, 0, 0, 0, 0]);
         assert!(claims_of(&serde_json::json!({ "points": [] })).is_none());
         assert!(claims_of(&serde_json::json!({ "claims": [] })).is_none());
         let nested = serde_json::json!({ "results": { "claims": [{ "verdict": "differs" }] } });
-        assert_eq!(verdict_counts(&claims_of(&nested).unwrap()), [0, 0, 1]);
+        assert_eq!(
+            verdict_counts(&claims_of(&nested).unwrap()),
+            [0, 0, 0, 0, 1, 0, 0]
+        );
     }
 }

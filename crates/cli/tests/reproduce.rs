@@ -93,14 +93,122 @@ fn a_quick_part_ftl_run_writes_both_studies_and_a_self_contained_report() {
     assert!(page.contains("The paper's figures are not available as images"));
     assert!(page.contains("docs/part-cosmos.md"));
     // Every claim of both studies is a row with its verdict class; the summary counts them.
-    let rows = ["reproduced", "shape_only", "differs"]
-        .map(|v| page.matches(&format!("<tr class=\"{v}\">")).count());
-    assert_eq!(rows.iter().sum::<usize>(), 10 + 15, "{rows:?}");
-    assert!(rows[1] > 0 && rows[2] > 0, "{rows:?}");
-    let summary = r.stdout.lines().last().unwrap();
-    let counts = format!(
-        "part-ftl {:>26} {:>10} {:>8} {:>8}",
-        rows[0], rows[1], rows[2], 0
+    let claims: usize = ["part-schedulability", "part-cosmos"]
+        .iter()
+        .map(|s| {
+            let text = std::fs::read_to_string(dir.join(s).join("results.json")).unwrap();
+            let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+            json["claims"].as_array().map_or(0, Vec::len)
+        })
+        .sum();
+    let keys = [
+        "reproduced",
+        "fitted",
+        "shape_only",
+        "unstable",
+        "differs",
+        "not_measured",
+        "by_construction",
+    ];
+    let rows = keys.map(|v| page.matches(&format!("<tr class=\"claim {v}\">")).count());
+    assert!(claims > 0);
+    assert_eq!(rows.iter().sum::<usize>(), claims, "{rows:?}");
+    let summary = r
+        .stdout
+        .lines()
+        .rfind(|l| l.starts_with("part-ftl "))
+        .unwrap();
+    let cells: Vec<String> = rows.iter().map(|n| format!("{n:>12}")).collect();
+    assert_eq!(
+        summary,
+        format!("{:<24}{} {:>8}", "part-ftl", cells.join(""), 0),
+        "{}",
+        r.stdout
     );
-    assert_eq!(summary, counts, "{}", r.stdout);
+    // The record of the run, and a second run compared against it: every claim agrees.
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("verdicts.json")).unwrap()).unwrap();
+    assert_eq!(record["mode"], "quick");
+    let again = scratch("reproduce-part-ftl-again");
+    let r = flashlab(&[
+        "reproduce",
+        "part-ftl",
+        "--quick",
+        "--out",
+        path_str(&again),
+        "--against",
+        path_str(&dir),
+    ]);
+    r.assert_success();
+    assert!(
+        r.stdout.contains("every claim agrees with the quick run"),
+        "{}",
+        r.stdout
+    );
+    // One verdict changed in the record: the run names that claim and exits 1.
+    let mut changed = record.clone();
+    let first = &mut changed["studies"]["part-cosmos"]["claims"][0];
+    let name = first["claim"].as_str().unwrap().to_string();
+    let flipped = if first["verdict"] == "differs" {
+        "reproduced"
+    } else {
+        "differs"
+    };
+    first["verdict"] = flipped.into();
+    changed["mode"] = "full".into();
+    let file = again.join("full-verdicts.json");
+    std::fs::write(&file, changed.to_string()).unwrap();
+    let r = flashlab(&[
+        "reproduce",
+        "part-ftl",
+        "--quick",
+        "--out",
+        path_str(&again),
+        "--against",
+        path_str(&file),
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.context());
+    assert!(
+        r.stdout.contains("1 claim(s) disagree with the full run:"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("part-cosmos ") && r.stdout.contains(&format!("{name}: quick ")),
+        "{}",
+        r.stdout
+    );
+    let page = std::fs::read_to_string(again.join("report.html")).unwrap();
+    assert!(
+        page.contains("<td class=\"disagree\">"),
+        "the report outlines it"
+    );
+}
+
+#[test]
+fn a_bad_against_record_is_refused_before_any_run() {
+    let dir = scratch("reproduce-against");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("verdicts.json");
+    std::fs::write(&bad, "[1, 2]").unwrap();
+    let r = flashlab(&[
+        "reproduce",
+        "part-ftl",
+        "--quick",
+        "--out",
+        path_str(&dir.join("out")),
+        "--against",
+        path_str(&dir),
+    ]);
+    assert_eq!(r.code, Some(2), "{}", r.context());
+    assert!(
+        r.stderr.starts_with("error: --against: ")
+            && r.stderr
+                .contains("verdicts.json:1: not a flashlab reproduce verdicts record"),
+        "{}",
+        r.context()
+    );
+    assert!(!dir.join("out").exists());
+    let both = flashlab(&["reproduce", "--quick", "--full", "--out", path_str(&dir)]);
+    assert_eq!(both.code, Some(2), "{}", both.context());
 }

@@ -5,7 +5,9 @@
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::plan::DocSection;
-use super::{verdict_counts, ClaimRow, Paper, StudyOutcome};
+use super::verdicts::{agreement, Agreement, Record};
+use super::{other_counts, verdict_counts, ClaimRow, Paper, StudyOutcome, COUNT_HEADERS};
+use flashlab_sim::experiment::claims::Verdict;
 
 /// Characters of a doc section shown in the report (the rest is in the doc).
 const EXCERPT_CHARS: usize = 1_500;
@@ -20,8 +22,15 @@ th, td { border: 1px solid #bbb; padding: 0.25em 0.5em; vertical-align: top; tex
 th { background: #eee; }
 td.num { text-align: right; }
 .reproduced { background: #e3f5e1; }
+.fitted { background: #e6eefb; }
 .shape_only { background: #fff5d6; }
+.unstable { background: #fde9d4; }
 .differs { background: #fbe3e3; }
+.not_measured, .by_construction { background: #f0f0f0; }
+.disagree { outline: 2px solid #a00; }
+td ul { margin: 0; padding-left: 1.1em; }
+.prov-fitted { color: #1a4fa0; font-weight: bold; }
+.prov-assumed { color: #805000; }
 .figures { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 .figure { flex: 1 1 560px; max-width: 820px; border: 1px solid #ddd; padding: 0.5em; }
 .figure svg { max-width: 100%; height: auto; }
@@ -32,7 +41,13 @@ pre { white-space: pre-wrap; background: #f6f6f6; padding: 0.5em; font-size: 0.9
 ";
 
 /// The whole page.
-pub fn report(papers: &[&Paper], outcomes: &[StudyOutcome], quick: bool, seconds: f64) -> String {
+pub fn report(
+    papers: &[&Paper],
+    outcomes: &[StudyOutcome],
+    quick: bool,
+    seconds: f64,
+    other: Option<&Record>,
+) -> String {
     let mode = if quick { "quick" } else { "full" };
     let page = html! {
         (DOCTYPE)
@@ -53,9 +68,10 @@ pub fn report(papers: &[&Paper], outcomes: &[StudyOutcome], quick: bool, seconds
                     "Every study wrote its usual outputs (table.txt, CSV, results.json, SVG) "
                     "into its own subdirectory next to this file."
                 }
-                (summary(papers, outcomes))
+                (rules())
+                (summary(papers, outcomes, other))
                 @for paper in papers {
-                    (paper_section(paper, outcomes))
+                    (paper_section(paper, outcomes, other))
                 }
             }
         }
@@ -70,23 +86,53 @@ fn outcomes_of<'a>(paper: &Paper, outcomes: &'a [StudyOutcome]) -> Vec<&'a Study
         .collect()
 }
 
-fn summary(papers: &[&Paper], outcomes: &[StudyOutcome]) -> Markup {
+/// The verdict rules in a few words, above the summary.
+fn rules() -> Markup {
     html! {
+        details {
+            summary { "How a verdict is decided (crates/sim/src/experiment/claims.rs)" }
+            ul {
+                li { b { "reproduced" } ": every condition holds on every run (at least 3 seeds, \
+                     or one exact computation), each with a margin beyond the run-to-run spread, \
+                     at the paper's stated parameters, the figure stationary" }
+                li { b { "fitted" } ": as reproduced, but a parameter was fitted to one of the \
+                     paper's results (named); never counted as reproduced" }
+                li { b { "shape only" } ": the direction or order holds on every run, the level does not" }
+                li { b { "unstable (k of n)" } ": holds on some runs only, or within the spread" }
+                li { b { "differs" } ": holds on no run; why names our deviation or the paper's inconsistency" }
+                li { b { "not measured" } ": no figure, too few runs, or not stationary at this size; why says what would measure it" }
+                li { b { "by construction" } ": our model guarantees it; listed, not counted" }
+            }
+        }
+    }
+}
+
+fn summary(papers: &[&Paper], outcomes: &[StudyOutcome], other: Option<&Record>) -> Markup {
+    html! {
+        @if let Some(o) = other {
+            p { "Each count is this run's / the " (o.mode) " run's (" (o.flashlab) ", "
+                (format!("{:.0}", o.seconds)) " s)." }
+        }
         table {
             tr {
-                th { "paper" } th { "studies" } th { "reproduced" } th { "shape only" }
-                th { "differs" } th { "studies without claims" } th { "failed" }
+                th { "paper" } th { "studies" }
+                @for (h, v) in COUNT_HEADERS.iter().zip(Verdict::ALL) { th class=(v.key()) { (h) } }
+                th { "studies without claims" } th { "failed" }
             }
             @for paper in papers {
                 @let mine = outcomes_of(paper, outcomes);
                 @let claims: Vec<ClaimRow> = mine.iter().flat_map(|o| o.claims.clone().unwrap_or_default()).collect();
-                @let [r, s, d] = verdict_counts(&claims);
+                @let counts = verdict_counts(&claims);
+                @let theirs = other.map(|r| other_counts(r, paper));
                 tr {
                     td { a href=(format!("#{}", paper.name)) { (paper.name) } }
                     td { (mine.iter().map(|o| o.plan.name).collect::<Vec<_>>().join(", ")) }
-                    td.num.reproduced { (r) }
-                    td.num.shape_only { (s) }
-                    td.num.differs { (d) }
+                    @for (i, v) in Verdict::ALL.iter().enumerate() {
+                        td.num class=(v.key()) {
+                            (counts[i])
+                            @if let Some(t) = theirs { " / " (t[i]) }
+                        }
+                    }
                     td.num { (mine.iter().filter(|o| o.claims.is_none()).count()) }
                     td.num { (mine.iter().filter(|o| o.exit_code != 0).count()) }
                 }
@@ -95,16 +141,16 @@ fn summary(papers: &[&Paper], outcomes: &[StudyOutcome]) -> Markup {
     }
 }
 
-fn paper_section(paper: &Paper, outcomes: &[StudyOutcome]) -> Markup {
+fn paper_section(paper: &Paper, outcomes: &[StudyOutcome], other: Option<&Record>) -> Markup {
     html! {
         h2 id=(paper.name) { (paper.title) }
         @for o in outcomes_of(paper, outcomes) {
-            (study_section(o))
+            (study_section(o, other))
         }
     }
 }
 
-fn study_section(o: &StudyOutcome) -> Markup {
+fn study_section(o: &StudyOutcome, other: Option<&Record>) -> Markup {
     html! {
         h3 { "Study " code { (o.plan.name) } }
         @if o.exit_code != 0 {
@@ -150,7 +196,7 @@ fn study_section(o: &StudyOutcome) -> Markup {
             }
         }
         h4 { "Claims" }
-        (claims_table(o.claims.as_deref()))
+        (claims_table(o.claims.as_deref(), other.map(|r| (r, o.plan.name))))
         h4 { "Deviations" }
         (deviations(o.plan.deviations))
     }
@@ -162,29 +208,80 @@ fn svg_markup(svg: &str) -> &str {
     &svg[start..]
 }
 
-fn claims_table(claims: Option<&[ClaimRow]>) -> Markup {
+/// The claims of a study, each with its evidence; with `other` (a run of the other size and
+/// this study's name) a column of its verdicts, disagreements outlined.
+fn claims_table(claims: Option<&[ClaimRow]>, other: Option<(&Record, &str)>) -> Markup {
     let Some(claims) = claims else {
         return html! { p.note { "No claims computed by this study." } };
     };
     html! {
         table {
-            tr { th { "source" } th { "claim" } th { "paper" } th { "ours" } th { "verdict" } th { "why" } }
+            tr {
+                th { "source" } th { "claim" } th { "paper" } th { "ours" } th { "verdict" }
+                @if let Some((r, _)) = other { th { "verdict, " (r.mode) " run" } }
+                th { "why" } th { "parameters" } th { "tolerance and margin" } th { "judged on" }
+            }
             @for c in claims {
-                tr class=(c.verdict) {
+                tr class=(format!("claim {}", c.verdict)) {
                     td { (c.source) } td { (c.claim) } td { (c.paper) } td { (c.ours) }
-                    td { (verdict_label(&c.verdict)) } td { (c.why) }
+                    td { (c.verdict_label()) }
+                    @if let Some((r, study)) = other { (other_verdict(r, study, c)) }
+                    td { (c.why) }
+                    td { (parameters(c)) }
+                    td { (tolerances(c)) }
+                    td { (c.seeds_text()) @if !c.size.is_empty() { "; " (c.size) } }
                 }
             }
         }
     }
 }
 
-fn verdict_label(verdict: &str) -> &str {
-    match verdict {
-        "reproduced" => "reproduced",
-        "shape_only" => "shape only",
-        "differs" => "differs",
-        other => other,
+fn other_verdict(record: &Record, study: &str, c: &ClaimRow) -> Markup {
+    let theirs = record.verdict_of(study, c).map(|v| v.verdict.clone());
+    let (q, f) = if record.mode == "full" {
+        (Some(c.verdict.as_str()), theirs.as_deref())
+    } else {
+        (theirs.as_deref(), Some(c.verdict.as_str()))
+    };
+    let class = match agreement(q, f) {
+        Agreement::Same | Agreement::NotMeasuredAtQuick => "",
+        Agreement::Disagree | Agreement::Missing => "disagree",
+    };
+    let label = theirs.map_or("(no such claim)".to_string(), |v| {
+        Verdict::ALL
+            .iter()
+            .find(|x| x.key() == v)
+            .map_or(v.clone(), |x| x.label().to_string())
+    });
+    html! { td class=(class) { (label) } }
+}
+
+fn parameters(c: &ClaimRow) -> Markup {
+    html! {
+        ul {
+            @for p in &c.parameters {
+                @let (class, whence) = match p.provenance.kind.as_str() {
+                    "stated" => ("prov-stated", format!("stated, {}", p.provenance.source)),
+                    "fitted" => ("prov-fitted", format!("FITTED to {}", p.provenance.to)),
+                    _ => ("prov-assumed", format!("assumed: {}", p.provenance.why)),
+                };
+                li class=(class) { (p.name) " = " (p.value) " (" (whence) ")" }
+            }
+        }
+    }
+}
+
+fn tolerances(c: &ClaimRow) -> Markup {
+    html! {
+        ul {
+            @for t in &c.conditions {
+                li {
+                    (t.figure) (if t.cmp == "at_most" { " \u{2264} " } else { " \u{2265} " })
+                    (format!("{}", t.bound)) ": " (t.tolerance)
+                }
+            }
+        }
+        @if !c.margin.is_empty() { "margin: " (c.margin) }
     }
 }
 
@@ -279,17 +376,17 @@ mod tests {
             verdict: "shape_only".into(),
             ..ClaimRow::default()
         }];
-        let page = claims_table(Some(&claims)).into_string();
+        let page = claims_table(Some(&claims), None).into_string();
         assert!(
             page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"),
             "{page}"
         );
-        assert!(page.contains("<tr class=\"shape_only\">") && page.contains("shape only"));
+        assert!(page.contains("<tr class=\"claim shape_only\">") && page.contains("shape only"));
         assert_eq!(
             svg_markup("<?xml version=\"1.0\"?>\n<svg a=\"1\"/>"),
             "<svg a=\"1\"/>"
         );
-        let none = claims_table(None).into_string();
+        let none = claims_table(None, None).into_string();
         assert!(none.contains("No claims computed by this study."), "{none}");
     }
 }
