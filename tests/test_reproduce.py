@@ -148,3 +148,56 @@ def check_in_browser(browser: Any, report: Path) -> None:
         assert study.parent.name in [h.text for h in studies], study
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert severe == [], severe
+
+
+def satisfied(condition: dict[str, Any], value: float) -> bool:
+    """The condition's own rule on one value, computed here independently of claims.rs."""
+    bound = float(condition["bound"])
+    if condition["cmp"] == "at_least":
+        return value >= bound
+    return value <= bound
+
+
+def reproduced_problems(claim: dict[str, Any]) -> list[str]:
+    """Why a claim counted "reproduced" would not be signed by a reviewer rereading the JSON."""
+    problems = []
+    runs = claim.get("runs") or []
+    seeds = {run["seed"] for run in runs}
+    if claim.get("basis") != "exact" and len(seeds) < 3:
+        problems.append(f"judged on seeds {sorted(seeds)}, fewer than 3")
+    fitted = [p["name"] for p in claim.get("parameters", []) if p["provenance"]["kind"] == "fitted"]
+    if fitted:
+        problems.append(f"fitted parameters {fitted}")
+    if not claim.get("parameters"):
+        problems.append("no parameters")
+    conditions = claim.get("conditions") or []
+    if not conditions:
+        problems.append("no condition")
+    for c in conditions:
+        values = c["values"]
+        if len(values) != len(runs):
+            problems.append(f"{c['figure']}: {len(values)} values for {len(runs)} runs")
+        failing = [v for v in values if not satisfied(c, v)]
+        if failing:
+            problems.append(f"{c['figure']} fails on {len(failing)} of {len(values)} runs")
+        if not c.get("tolerance"):
+            problems.append(f"{c['figure']}: no tolerance")
+        if "legacy verdict" in c["figure"]:
+            problems.append("a verdict decided outside claims.rs")
+    return problems
+
+
+def test_every_reproduced_claim_rederives_from_its_results_json(report_dir: Path) -> None:
+    """What issue 26's reviewer did: each "reproduced" recomputed from results.json."""
+    checked = 0
+    for report in report_dirs(report_dir):
+        for results in sorted(report.glob("*/results.json")):
+            claims = json.loads(results.read_text(encoding="utf-8")).get("claims") or []
+            for claim in claims:
+                if claim["verdict"] != "reproduced":
+                    continue
+                checked += 1
+                problems = reproduced_problems(claim)
+                where = f"{results.parent.name} {claim['source']}: {claim['claim']}"
+                assert problems == [], f"{where}: {problems}"
+    assert checked > 0
