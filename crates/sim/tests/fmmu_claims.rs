@@ -24,6 +24,7 @@ fn points() -> &'static [FmmuPoint] {
             synthetic: ["seq-write-64k", "seq-read-64k", "rand-read-4k"]
                 .map(String::from)
                 .to_vec(),
+            seeds: vec![1],
             ..FmmuStudy::quick()
         };
         study
@@ -143,6 +144,7 @@ fn fmmu_at_32_channels_8_ways_is_bound_by_the_nand_bus() {
         parts: vec!["scaling".into()],
         scaling: vec![(32, 8)],
         requests: 40_000,
+        seeds: vec![1],
         ..FmmuStudy::quick()
     };
     let points = study.run(&mut |_, _, _| {}).unwrap();
