@@ -104,12 +104,14 @@ pub struct FmmuArgs {
     /// traces are not public]
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     traces: Vec<String>,
-    /// CI sizes: 32 pages per block, a few thousand requests, three scaling points
+    /// CI sizes: 32 pages per block, a few thousand requests, three scaling points, no random
+    /// writes unless --synthetic names them (their claims say "not measured at quick size")
     #[arg(long)]
     quick: bool,
-    /// Seed of every run
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seeds, comma separated: every point runs once per seed, and a claim needs 3 for a
+    /// verdict
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    seeds: Vec<u64>,
     /// Do not show progress
     #[arg(long)]
     no_progress: bool,
@@ -358,12 +360,17 @@ fn fmmu(a: &FmmuArgs) -> i32 {
     } else {
         a.traces.clone()
     };
+    let synthetic = if a.synthetic.is_empty() {
+        base.synthetic.clone()
+    } else {
+        a.synthetic.clone()
+    };
     let study = FmmuStudy {
         parts: a.parts.clone(),
         schemes: a.schemes.clone(),
-        synthetic: a.synthetic.clone(),
+        synthetic,
         traces,
-        seed: a.seed,
+        seeds: a.seeds.clone(),
         ..base
     };
     // Bad scheme or workload names, missing traces and traces the study would write over

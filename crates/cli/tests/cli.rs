@@ -811,6 +811,8 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
         "experiment",
         "fmmu",
         "--quick",
+        "--seeds",
+        "1",
         "--schemes",
         "ideal,fmmu",
         "--traces",
@@ -821,20 +823,62 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
     ]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let json = read_json(&dir.join("results.json"));
-    let fig = |n: usize, f: &'static str| std::iter::repeat_n(f, n);
-    let sources: Vec<&str> = fig(2, "Fig. 11")
-        .chain(fig(2, "Fig. 12"))
-        .chain(fig(4, "Fig. 11"))
-        .chain(fig(5, "Fig. 12"))
-        .chain(fig(2, "Fig. 13"))
-        .chain(fig(2, "Fig. 14"))
+    // Fig. 10 (4 by construction, 1 exact), the ideal limits, sequential, random write and
+    // read, traces and scaling: labels as in the paper (random write and read are Fig. 11(c)
+    // and (d)).
+    let sources: Vec<&str> = json["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["source"].as_str().unwrap())
         .collect();
-    assert_claims(&json, &out.stdout, &sources);
+    assert_eq!(
+        sources,
+        [
+            "Fig. 10(a)",
+            "Fig. 10(b)",
+            "Fig. 10(c)",
+            "Fig. 10(c)",
+            "Fig. 10(c)",
+            "Fig. 11(a), 12",
+            "Fig. 11(b), 12",
+            "Fig. 11(c), 12",
+            "Fig. 11(d), 12",
+            "Fig. 11(a)",
+            "Fig. 11(a)",
+            "Fig. 11(b)",
+            "Fig. 11(b)",
+            "Fig. 11(c)",
+            "Fig. 11(c)",
+            "Fig. 11(c)",
+            "Fig. 11(d)",
+            "Fig. 11(d)",
+            "Fig. 11(d), 12",
+            "Fig. 13",
+            "Fig. 13(a), (b)",
+            "Fig. 14",
+            "Fig. 14"
+        ]
+    );
+    for c in json["claims"].as_array().unwrap() {
+        let verdict = c["verdict"].as_str().unwrap();
+        // One seed: no simulated claim has a verdict; the random writes are not run at quick
+        // size, and the schemes left out leave their claims unmeasured.
+        if c["basis"] == "simulated" || c["basis"] == "unmeasured" {
+            assert_eq!(verdict, "not_measured", "{c}");
+            assert!(!c["why"].as_str().unwrap().is_empty(), "{c}");
+        }
+    }
+    assert!(
+        out.stdout.contains("claims (verdicts computed"),
+        "{}",
+        out.stdout
+    );
     let points = json["points"].as_array().unwrap();
     assert_eq!(
         points.len(),
-        2 * 4 + 2 + 3,
-        "2 x (4 synthetic, 1 trace), 3 scaling"
+        2 * 3 + 2 + 3,
+        "2 x (3 synthetic: quick leaves random writes out, 1 trace), 3 scaling"
     );
     let point = |part: &str, workload: &str, c: u64| {
         points
@@ -845,13 +889,14 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
     let seq_read = point("synthetic", "seq-read-64k", 16);
     assert_eq!(seq_read["scheme"], "ideal");
     assert!(out.stdout.contains("FTL execution time"), "{}", out.stdout);
-    let ratio =
-        seq_read["bytes_per_s"].as_f64().unwrap() / seq_read["closed_form"].as_f64().unwrap();
-    assert!((0.97..=1.001).contains(&ratio), "{seq_read}");
+    // The second half of the full-queue window at the bus limit (the first is slower at
+    // quick size: the claim says "not stationary").
+    let ratio = seq_read["halves"][1].as_f64().unwrap() / seq_read["closed_form"].as_f64().unwrap();
+    assert!((0.97..=1.01).contains(&ratio), "{seq_read}");
     let top = point("scaling", "rand-read-4k", 32);
     let ratio = top["iops"].as_f64().unwrap() / top["closed_form"].as_f64().unwrap();
-    // 512 outstanding over 256 dies (2 each) and 3,000 requests: about half the bus limit.
-    assert!((0.4..=1.001).contains(&ratio), "{top}");
+    // 512 outstanding over 256 dies (2 each), after a warm-up: well above half the bus limit.
+    assert!((0.5..=1.001).contains(&ratio), "{top}");
     assert!(
         point("scaling", "rand-read-4k", 1)["iops"]
             .as_f64()
@@ -861,7 +906,11 @@ fn experiment_fmmu_quick_runs_the_parts_beside_their_closed_forms() {
     );
     assert!(out.stdout.contains("1.000x ideal"), "{}", out.stdout);
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 14, "{csv}");
+    assert_eq!(csv.lines().count(), 12, "{csv}");
+    assert!(
+        csv.starts_with("part,scheme,ftl,cores,workload,channels,ways,seed,"),
+        "{csv}"
+    );
     let out = flashlab(&[
         "experiment",
         "fmmu",

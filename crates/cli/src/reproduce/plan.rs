@@ -145,9 +145,14 @@ pub const PAPERS: [Paper; 5] = [
             setup: "fmmu.txt Figs. 10-14 on fmmu-16ch: the execution-time model, synthetic \
                     workloads after a full fill, traces at 512 outstanding (the MQSim WebSearch \
                     and TPC-C excerpts built into flashlab: the paper's MSR and WebSearch \
-                    traces are not public), 4 KiB random reads from 1x1 to 32x8. Quick: the study's --quick (32 pages per block, a few thousand \
-                    requests, three scaling points); full: the study's default sizes.",
-            quick_s: 40,
+                    traces are not public), 4 KiB random reads from 1x1 to 32x8; seeds 1, 2, 3, \
+                    each point measured after a warm-up on its own workload (rates over the \
+                    full-queue window, halves checked). Quick: 32 x 32 blocks of 32 pages a \
+                    plane, 4,000 + 6,000 requests a point (16,000 warm-up sequential writes), \
+                    three scaling points, no random writes (not measured at quick size); full: \
+                    64 x 64 blocks of 64 pages (16 GiB), 10,000 + 40,000 requests, random \
+                    writes 200,000 + 100,000 at steady GC.",
+            quick_s: 75,
             deviations: &[
                 section!("fmmu.md", "Set-up"),
                 section!(

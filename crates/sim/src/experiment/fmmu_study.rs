@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use super::fmmu::{self as closed, Device, Limit};
 use crate::config::ExperimentConfig;
-use crate::workload::parse_spec;
-use crate::SimError;
+use crate::workload::{parse_spec, LoopMode, RequestSource};
+use crate::{Report, SimError, Simulation};
 
 pub mod claims;
 pub use claims::claims;
@@ -138,10 +138,19 @@ pub struct FmmuStudy {
     /// Blocks per plane (None: the preset's 16); the demand FTLs' GC headroom at 15%
     /// over-provisioning needs 128 x 16 or 32 x 32 pages per plane at least.
     pub blocks_per_plane: Option<u32>,
-    /// Requests measured per synthetic point and per scaling point.
+    /// Requests measured per synthetic point and per scaling point (after the warm-up).
     pub requests: u64,
-    /// Random writes measured (GC must run throughout: several times the spare space).
+    /// Requests of the same workload run before each synthetic and scaling point's
+    /// measurement (not counted): the map cache and the queue reach their steady state.
+    pub warmup_requests: u64,
+    /// Sequential writes run before the measured ones: more than the spare space, so the
+    /// measurement is at steady GC (the sequential fill leaves every spare block free).
+    pub seq_write_warmup: u64,
+    /// Random writes measured (after their warm-up; GC runs throughout).
     pub random_write_requests: u64,
+    /// Random writes run before the measured ones (not counted): the free blocks the
+    /// precondition's idle GC collected are used up, so the measurement is at steady GC.
+    pub random_write_warmup: u64,
     /// (channels, ways) of Fig. 14.
     pub scaling: Vec<(u32, u32)>,
     /// Trace files of Fig. 13 (paths, or `sample:NAME` for a built-in sample; the full and
@@ -154,11 +163,12 @@ pub struct FmmuStudy {
     pub schemes: Vec<String>,
     /// Names of the [`SYNTHETIC`] workloads to run (empty: all four).
     pub synthetic: Vec<String>,
-    pub seed: u64,
+    /// Seeds: every point runs once per seed; claims are judged over them (at least 3).
+    pub seeds: Vec<u64>,
 }
 
 impl FmmuStudy {
-    /// The full study.
+    /// The full study (its sizes: docs/fmmu.md, "Sizes and stationarity").
     pub fn full() -> FmmuStudy {
         let mut scaling = Vec::new();
         for channels in [1, 2, 4, 8, 16, 32] {
@@ -169,30 +179,70 @@ impl FmmuStudy {
         FmmuStudy {
             pages_per_block: Some(FULL_PAGES_PER_BLOCK),
             blocks_per_plane: Some(FULL_BLOCKS_PER_PLANE),
-            requests: 100_000,
-            random_write_requests: 4_000_000,
+            requests: FULL_REQUESTS,
+            warmup_requests: FULL_WARMUP,
+            seq_write_warmup: FULL_SEQ_WRITE_WARMUP,
+            random_write_requests: FULL_RANDOM_WRITES,
+            random_write_warmup: FULL_RANDOM_WRITE_WARMUP,
             scaling,
             traces: DEFAULT_TRACES.iter().map(|t| t.to_string()).collect(),
             parts: PARTS.iter().map(|p| p.to_string()).collect(),
             schemes: Vec::new(),
             synthetic: Vec::new(),
-            seed: 1,
+            seeds: DEFAULT_SEEDS.to_vec(),
         }
     }
 
     /// Sizes for CI: 32 pages per block and 32 blocks per plane (a quarter of the capacity,
-    /// and of the map cache), few requests, three scaling points.
+    /// and of the map cache), fewer requests, three scaling points, and no random writes
+    /// (steady GC needs [`QUICK_RANDOM_WRITE_WARMUP`] writes of warm-up per scheme: the
+    /// random-write claims say "not measured at quick size"; `--synthetic rand-write-4k`
+    /// runs them at these sizes).
     pub fn quick() -> FmmuStudy {
         FmmuStudy {
             pages_per_block: Some(32),
             blocks_per_plane: Some(32),
-            requests: 3_000,
-            random_write_requests: 20_000,
+            requests: QUICK_REQUESTS,
+            warmup_requests: QUICK_WARMUP,
+            seq_write_warmup: QUICK_SEQ_WRITE_WARMUP,
+            random_write_requests: QUICK_RANDOM_WRITES,
+            random_write_warmup: QUICK_RANDOM_WRITE_WARMUP,
             scaling: vec![(1, 1), (4, 4), (32, 8)],
+            synthetic: QUICK_SYNTHETIC.iter().map(|s| s.to_string()).collect(),
             ..FmmuStudy::full()
         }
     }
+
+    /// Whether this study runs at the quick device's size or smaller (its claims say what
+    /// the full size would measure).
+    pub fn is_quick_size(&self) -> bool {
+        self.capacity_scale() < FmmuStudy::full().capacity_scale()
+    }
 }
+
+/// Seeds of every study (`--seeds`).
+pub const DEFAULT_SEEDS: [u64; 3] = [1, 2, 3];
+/// Full study: requests measured per synthetic and scaling point, after this many of warm-up.
+pub const FULL_REQUESTS: u64 = 40_000;
+pub const FULL_WARMUP: u64 = 10_000;
+/// Sequential 64 KiB writes of warm-up: 3.9 GB, above the 64 x 64 device's 2.4 GB of spare
+/// space (quick: 1.0 GB against 0.6 GB).
+pub const FULL_SEQ_WRITE_WARMUP: u64 = 60_000;
+pub const QUICK_SEQ_WRITE_WARMUP: u64 = 16_000;
+/// Full study: random writes measured, after this many of warm-up (the precondition's idle GC
+/// leaves free blocks that take about 160,000 writes to use up on the 64 x 64 device).
+pub const FULL_RANDOM_WRITES: u64 = 100_000;
+pub const FULL_RANDOM_WRITE_WARMUP: u64 = 200_000;
+/// Quick study sizes.
+pub const QUICK_REQUESTS: u64 = 6_000;
+pub const QUICK_WARMUP: u64 = 4_000;
+pub const QUICK_RANDOM_WRITES: u64 = 50_000;
+pub const QUICK_RANDOM_WRITE_WARMUP: u64 = 60_000;
+/// The synthetic workloads of the quick study (random writes need steady GC: see
+/// [`FmmuStudy::quick`]).
+pub const QUICK_SYNTHETIC: [&str; 3] = ["seq-write-64k", "seq-read-64k", "rand-read-4k"];
+/// Length of the time-series intervals a point's halves are summed from.
+const HALVES_INTERVAL_NS: u64 = 20_000;
 
 /// One run.
 #[derive(Debug, Clone, Serialize)]
@@ -206,8 +256,22 @@ pub struct FmmuPoint {
     pub workload: String,
     pub channels: u32,
     pub ways: u32,
+    /// The run's seed (`run.seed`).
+    pub seed: u64,
+    /// Requests of the same workload run before the measurement (not counted).
+    pub warmup: u64,
+    /// Requests measured.
+    pub measured: u64,
+    /// Over the whole measured window, drain included.
     pub iops: f64,
     pub bytes_per_s: f64,
+    /// The throughput in the point's unit (bytes/s for the sequential workloads, IOPS
+    /// otherwise) while the queue was full: the measured window without its drain (the
+    /// figure judged; traces: the whole replay's).
+    pub steady: f64,
+    /// `steady` over the first and the second half of that window (synthetic and scaling
+    /// points; None for traces, whose figure is the whole replay's time).
+    pub halves: Option<(f64, f64)>,
     pub elapsed_ns: u64,
     pub write_amplification: Option<f64>,
     /// Busy shares: the busier host link direction, NAND buses, chips, FTL CPU.
@@ -223,6 +287,89 @@ pub struct FmmuPoint {
     /// there is one.
     pub closed_form: Option<f64>,
 }
+
+impl FmmuPoint {
+    /// The result in its unit (bytes/s for the sequential workloads, IOPS otherwise), at
+    /// steady state: [`FmmuPoint::steady`].
+    pub fn value(&self) -> f64 {
+        self.steady
+    }
+}
+
+/// A synthetic source whose first `warmup` requests are a warm-up prefix: the engine
+/// restarts every measurement (host statistics, flash counters, utilisation, time series)
+/// at the first request after it, with the warm-up's requests still in flight, so the
+/// measured window starts with the queue full and the map cache and GC as the workload left
+/// them.
+struct WarmedUp {
+    inner: Box<dyn RequestSource>,
+    warmup: u64,
+    given: u64,
+}
+
+impl RequestSource for WarmedUp {
+    fn next_request(&mut self, now_ns: u64) -> Result<Option<crate::host::Request>, SimError> {
+        let r = self.inner.next_request(now_ns)?;
+        if r.is_some() {
+            self.given += 1;
+        }
+        Ok(r)
+    }
+    fn loop_mode(&self) -> LoopMode {
+        self.inner.loop_mode()
+    }
+    fn expected_requests(&self) -> Option<u64> {
+        self.inner.expected_requests()
+    }
+    fn in_warmup(&self) -> bool {
+        self.given <= self.warmup
+    }
+    fn describe(&self) -> serde_json::Value {
+        let mut d = self.inner.describe();
+        d["warmup_requests"] = self.warmup.into();
+        d
+    }
+}
+
+/// The throughput (requests/s, or bytes/s when `bytes`) over the window in which the queue
+/// was full, and over its first and second half: from the start of the measurement until
+/// `measured - queue_depth` requests had completed (a closed loop keeps `queue_depth`
+/// outstanding until its source runs out; the last `queue_depth` completions are the drain,
+/// not the steady rate). None without a time series of at least two intervals in it.
+fn steady_of(report: &Report, bytes: bool, queue_depth: u64) -> Option<(f64, (f64, f64))> {
+    let ts = report.timeseries.as_ref()?;
+    let target = report.host.all.count.saturating_sub(queue_depth).max(1);
+    let mut done = 0;
+    let mut n = ts.intervals.len();
+    for (i, iv) in ts.intervals.iter().enumerate() {
+        done += iv.requests;
+        if done >= target {
+            n = i + 1;
+            break;
+        }
+    }
+    if n < 2 {
+        return None;
+    }
+    let amount = |iv: &crate::stats::IntervalReport| {
+        if bytes {
+            (iv.read_bytes + iv.write_bytes) as f64
+        } else {
+            iv.requests as f64
+        }
+    };
+    let k = n / 2;
+    let secs = |m: usize| (m as u64 * ts.interval_ns) as f64 * 1e-9;
+    let first: f64 = ts.intervals[..k].iter().map(amount).sum();
+    let second: f64 = ts.intervals[k..n].iter().map(amount).sum();
+    Some((
+        (first + second) / secs(n),
+        (first / secs(k), second / secs(n - k)),
+    ))
+}
+
+/// One point of the study to run: (part, scheme, workload, channels, ways, seed).
+type Case = (&'static str, Scheme, String, u32, u32, u64);
 
 impl FmmuStudy {
     /// The study's device capacity over the preset's (the map cache is scaled by it).
@@ -311,47 +458,110 @@ impl FmmuStudy {
         Ok(())
     }
 
-    /// Runs every part, calling `progress(done, total, what)`.
-    pub fn run(
-        &self,
-        progress: &mut dyn FnMut(usize, usize, &str),
-    ) -> Result<Vec<FmmuPoint>, SimError> {
-        self.check_traces()?;
+    /// The points to run, seed by seed (each seed the same list).
+    fn cases(&self) -> Result<Vec<Case>, SimError> {
         let wants = |part: &str| self.parts.iter().any(|p| p == part);
-        let mut cases: Vec<(&'static str, Scheme, String, u32, u32)> = Vec::new();
-        for s in self.selected_schemes()? {
-            if wants("synthetic") {
-                for (name, _) in SYNTHETIC {
-                    if self.synthetic.is_empty() || self.synthetic.iter().any(|w| w == name) {
-                        cases.push(("synthetic", s, name.into(), 16, 8));
-                    }
-                }
-            }
-            if wants("traces") {
-                for t in &self.traces {
-                    cases.push(("traces", s, t.clone(), 16, 8));
-                }
-            }
+        let schemes = self.selected_schemes()?;
+        if self.seeds.is_empty() {
+            return Err(SimError::Input {
+                location: "seeds".into(),
+                message: "no seed given (at least one; claims need 3 for a verdict)".into(),
+            });
         }
         let scaled = SCHEMES
             .iter()
             .find(|s| s.label == "fmmu")
             .expect("SCHEMES has fmmu");
-        if wants("scaling") {
-            for &(c, w) in &self.scaling {
-                cases.push(("scaling", *scaled, "rand-read-4k".into(), c, w));
+        let mut cases = Vec::new();
+        for &seed in &self.seeds {
+            for s in &schemes {
+                if wants("synthetic") {
+                    for (name, _) in SYNTHETIC {
+                        if self.synthetic.is_empty() || self.synthetic.iter().any(|w| w == name) {
+                            cases.push(("synthetic", *s, name.into(), 16, 8, seed));
+                        }
+                    }
+                }
+                if wants("traces") {
+                    for t in &self.traces {
+                        cases.push(("traces", *s, t.clone(), 16, 8, seed));
+                    }
+                }
+            }
+            if wants("scaling") {
+                for &(c, w) in &self.scaling {
+                    cases.push(("scaling", *scaled, "rand-read-4k".into(), c, w, seed));
+                }
             }
         }
-        let mut points = Vec::with_capacity(cases.len());
-        for (i, (part, scheme, workload, c, w)) in cases.iter().enumerate() {
-            progress(
-                i,
-                cases.len(),
-                &format!("{part} {} {workload} {c}x{w}", scheme.label),
-            );
-            points.push(self.run_point(part, scheme, workload, *c, *w)?);
+        Ok(cases)
+    }
+
+    /// Runs every part for every seed, calling `progress(done, total, what)`. The points run
+    /// on as many threads as the machine has cores (each a separate simulation; the result
+    /// does not depend on the threads), in seed-major order.
+    pub fn run(
+        &self,
+        progress: &mut dyn FnMut(usize, usize, &str),
+    ) -> Result<Vec<FmmuPoint>, SimError> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        self.check_traces()?;
+        let cases = self.cases()?;
+        let total = cases.len();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(total)
+            .max(1);
+        let next = AtomicUsize::new(0);
+        let mut results: Vec<Option<Result<FmmuPoint, SimError>>> =
+            (0..total).map(|_| None).collect();
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (next, cases) = (&next, &cases);
+                scope.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((part, scheme, workload, c, w, seed)) = cases.get(i) else {
+                        break;
+                    };
+                    let r = self.run_point(part, scheme, workload, *c, *w, *seed);
+                    let failed = r.is_err();
+                    if tx.send((i, r)).is_err() || failed {
+                        // A failed point stops this worker; the others finish theirs.
+                        next.store(usize::MAX / 2, Ordering::Relaxed);
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            let mut done = 0;
+            progress(0, total, "starting");
+            for (i, r) in rx {
+                done += 1;
+                let (part, scheme, workload, c, w, seed) = &cases[i];
+                progress(
+                    done,
+                    total,
+                    &format!("{part} {} {workload} {c}x{w} seed {seed}", scheme.label),
+                );
+                results[i] = Some(r);
+            }
+        });
+        let mut points = Vec::with_capacity(total);
+        for r in results {
+            match r {
+                Some(r) => points.push(r?),
+                None => continue,
+            }
         }
-        progress(cases.len(), cases.len(), "done");
+        if points.len() < total {
+            return Err(SimError::Input {
+                location: "fmmu study".into(),
+                message: format!("{} of {total} points ran", points.len()),
+            });
+        }
+        progress(total, total, "done");
         Ok(points)
     }
 
@@ -362,11 +572,12 @@ impl FmmuStudy {
         workload: &str,
         channels: u32,
         ways: u32,
+        seed: u64,
     ) -> Result<ExperimentConfig, SimError> {
         let mut sets = vec![
             format!("ftl.name=\"{}\"", scheme.ftl),
             format!("cpu.cores={}", scheme.cores),
-            format!("run.seed={}", self.seed),
+            format!("run.seed={seed}"),
             format!("geometry.channels={channels}"),
             format!("geometry.chips_per_channel={ways}"),
             "run.precondition=1.0".into(),
@@ -387,6 +598,8 @@ impl FmmuStudy {
             sets.push(format!("trace.path={workload:?}"));
             sets.push("trace.replay=\"closed\"".into());
             sets.push("trace.queue_depth=512".into());
+        } else {
+            sets.push(format!("run.timeseries_interval_ns={HALVES_INTERVAL_NS}"));
         }
         sets.extend(scheme.cache_sets(self.capacity_scale()));
         sets.extend(scheme.sets.iter().map(|s| s.to_string()));
@@ -398,11 +611,8 @@ impl FmmuStudy {
                 .find(|s| s.0 == workload)
                 .map_or("", |s| s.1);
             let mut w = parse_spec(spec)?;
-            w.count = if workload == "rand-write-4k" {
-                self.random_write_requests
-            } else {
-                self.requests
-            };
+            let (warmup, measured) = self.sizes(workload);
+            w.count = warmup + measured;
             if part == "scaling" {
                 w.range_fraction = SCALING_RANGE_FRACTION;
             }
@@ -412,6 +622,37 @@ impl FmmuStudy {
         Ok(config)
     }
 
+    /// (warm-up, measured) requests of a synthetic or scaling point of `workload`.
+    pub fn sizes(&self, workload: &str) -> (u64, u64) {
+        if workload == "rand-write-4k" {
+            (self.random_write_warmup, self.random_write_requests)
+        } else if workload == "seq-write-64k" {
+            (self.seq_write_warmup, self.requests)
+        } else {
+            (self.warmup_requests, self.requests)
+        }
+    }
+
+    /// Runs `config` after its precondition, the first `warmup` requests not counted.
+    fn measure(config: &ExperimentConfig, warmup: u64) -> Result<Report, SimError> {
+        let mut sim = Simulation::new(config)?;
+        if config.run.precondition > 0.0 {
+            sim.precondition()?;
+        }
+        let mut source = crate::workload_source(config, &sim)?;
+        if warmup > 0 {
+            source = Box::new(WarmedUp {
+                inner: source,
+                warmup,
+                given: 0,
+            });
+        }
+        let source = sim.run(source, &mut |_| {})?;
+        let describe = source.describe();
+        crate::check_measured(&sim, &describe)?;
+        Ok(crate::stats::build_report(&sim, describe))
+    }
+
     fn run_point(
         &self,
         part: &'static str,
@@ -419,9 +660,15 @@ impl FmmuStudy {
         workload: &str,
         channels: u32,
         ways: u32,
+        seed: u64,
     ) -> Result<FmmuPoint, SimError> {
-        let config = self.config(part, scheme, workload, channels, ways)?;
-        let r = crate::run_experiment(&config, &mut |_| {})?;
+        let config = self.config(part, scheme, workload, channels, ways, seed)?;
+        let warmup = if part == "traces" {
+            0
+        } else {
+            self.sizes(workload).0
+        };
+        let r = Self::measure(&config, warmup)?;
         let ops = r.host.all.count.max(1) as f64;
         let translation_reads_per_op = r.flash.reads.mapping as f64 / ops;
         let translation_bytes = r.ftl_details["entries_per_translation_page"]
@@ -438,6 +685,17 @@ impl FmmuStudy {
             })
             .flatten()
             .map(|l| l.value());
+        let sequential = workload.starts_with("seq");
+        let steady = if part == "traces" {
+            None
+        } else {
+            steady_of(&r, sequential, u64::from(config.workload.queue_depth))
+        };
+        let whole = if sequential {
+            r.host.all.mb_per_s * 1e6
+        } else {
+            r.host.all.iops
+        };
         Ok(FmmuPoint {
             part,
             scheme: scheme.label,
@@ -446,8 +704,13 @@ impl FmmuStudy {
             workload: workload.into(),
             channels,
             ways,
+            seed,
+            warmup,
+            measured: r.host.all.count,
             iops: r.host.all.iops,
             bytes_per_s: r.host.all.mb_per_s * 1e6,
+            steady: steady.map_or(whole, |s| s.0),
+            halves: steady.map(|s| s.1),
             elapsed_ns: r.elapsed_ns,
             write_amplification: r.write_amplification,
             host_link: r.utilisation.host_link_down.max(r.utilisation.host_link_up),
@@ -493,13 +756,13 @@ const TRANSLATION_ENTRY_BYTES: f64 = 4.0;
 /// CSV rows, one per point.
 pub fn csv(points: &[FmmuPoint]) -> String {
     let mut out = String::from(
-        "part,scheme,ftl,cores,workload,channels,ways,iops,bytes_per_s,elapsed_ns,\
-         write_amplification,host_link,nand_bus,chips,ftl_cpu,map_unit,translation_reads_per_op,\
+        "part,scheme,ftl,cores,workload,channels,ways,seed,warmup,measured,iops,bytes_per_s,\
+         steady,first_half,second_half,elapsed_ns,write_amplification,host_link,nand_bus,chips,ftl_cpu,map_unit,translation_reads_per_op,\
          closed_form\n",
     );
     for p in points {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{:.1},{:.1},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{:.1},{:.1},{:.1},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{}\n",
             p.part,
             p.scheme,
             p.ftl,
@@ -507,8 +770,14 @@ pub fn csv(points: &[FmmuPoint]) -> String {
             p.workload,
             p.channels,
             p.ways,
+            p.seed,
+            p.warmup,
+            p.measured,
             p.iops,
             p.bytes_per_s,
+            p.steady,
+            p.halves.map_or(String::new(), |h| format!("{:.1}", h.0)),
+            p.halves.map_or(String::new(), |h| format!("{:.1}", h.1)),
             p.elapsed_ns,
             p.write_amplification
                 .map_or(String::new(), |w| format!("{w:.4}")),
@@ -528,10 +797,11 @@ pub fn csv(points: &[FmmuPoint]) -> String {
 /// (`ftl`: the cores; `map`: FMMU's map unit); traces as elapsed time over the ideal's.
 pub fn table(points: &[FmmuPoint]) -> String {
     let mut out = format!(
-        "{:<9} {:<9} {:>5} {:<22} {:>5} {:>12} {:>7} {:>12} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n",
+        "{:<9} {:<9} {:>5} {:>4} {:<22} {:>5} {:>12} {:>7} {:>12} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n",
         "part",
         "scheme",
         "cores",
+        "seed",
         "workload",
         "geom",
         "result",
@@ -551,9 +821,10 @@ pub fn table(points: &[FmmuPoint]) -> String {
             q.part == p.part
                 && q.scheme == "ideal"
                 && q.workload == p.workload
+                && q.seed == p.seed
                 && (q.channels, q.ways) == (p.channels, p.ways)
         });
-        let value = |q: &FmmuPoint| if sequential { q.bytes_per_s } else { q.iops };
+        let value = |q: &FmmuPoint| q.value();
         let show = |v: f64| {
             if sequential {
                 format!("{:.2} GB/s", v / 1e9)
@@ -572,10 +843,11 @@ pub fn table(points: &[FmmuPoint]) -> String {
             (show(c), format!("{:.1}%", 100.0 * value(p) / c))
         });
         out.push_str(&format!(
-            "{:<9} {:<9} {:>5} {:<22} {:>5} {:>12} {:>7} {:>12} {:>7} {:>6.3} {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%\n",
+            "{:<9} {:<9} {:>5} {:>4} {:<22} {:>5} {:>12} {:>7} {:>12} {:>7} {:>6.3} {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}% {:>5.1}%\n",
             p.part,
             p.scheme,
             p.cores,
+            p.seed,
             p.workload.rsplit('/').next().unwrap_or(""),
             format!("{}x{}", p.channels, p.ways),
             show(value(p)),
