@@ -45,6 +45,26 @@ pub struct PartCosmosArgs {
     no_progress: bool,
 }
 
+/// Seeds given as `--seeds 1,2,3` (each run once per seed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seeds(pub Vec<u64>);
+
+/// `1,2,3`: distinct unsigned integers, at least one.
+pub fn seeds_arg(text: &str) -> Result<Seeds, String> {
+    let mut seeds = Vec::new();
+    for part in text.split(',') {
+        let seed: u64 = part
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{part}` is not a seed (an unsigned integer); e.g. 1,2,3"))?;
+        if seeds.contains(&seed) {
+            return Err(format!("seed {seed} is given twice"));
+        }
+        seeds.push(seed);
+    }
+    Ok(Seeds(seeds))
+}
+
 fn duration_arg(text: &str) -> Result<u64, String> {
     match flashlab_sim::workload::parse_duration_ns(text)? {
         0 => Err("must be longer than 0".into()),
