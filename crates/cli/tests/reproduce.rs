@@ -95,7 +95,7 @@ fn a_quick_part_ftl_run_writes_both_studies_and_a_self_contained_report() {
     // Every claim of both studies is a row with its verdict class; the summary counts them.
     let rows = ["reproduced", "shape_only", "differs"]
         .map(|v| page.matches(&format!("<tr class=\"{v}\">")).count());
-    assert_eq!(rows.iter().sum::<usize>(), 10 + 15, "{rows:?}");
+    assert_eq!(rows.iter().sum::<usize>(), 10 + 12, "{rows:?}");
     assert!(rows[1] > 0 && rows[2] > 0, "{rows:?}");
     let summary = r.stdout.lines().last().unwrap();
     let counts = format!(

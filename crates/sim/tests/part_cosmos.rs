@@ -40,7 +40,10 @@ fn table_iii_and_fig16_reproduce_the_papers_directions() {
     let text = table(r);
     println!("{text}");
     assert!(absurdities(r).is_empty(), "{:?}", absurdities(r));
-    assert_eq!(r.seeds.iter().map(|s| s.seed).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(
+        r.seeds.iter().map(|s| s.seed).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
     let problems = audit(&r.claims);
     assert!(problems.is_empty(), "{problems:#?}");
     let part = &r.first().runs[0];
@@ -116,7 +119,10 @@ fn the_admission_line_and_the_claims_not_reproduced_are_as_documented() {
     let verdicts: Vec<(&str, bool)> = r.admission.iter().map(|a| (a.scheme, a.passes)).collect();
     // One claim per parameter set, never OR-ed: the stated one differs, the paper contradicting
     // itself; the fitted ones are fitted (or differ), never reproduced.
-    let stated = claim(r, "Table III passes PaRT-FTL's admission (eqs. 6-7), Table IV");
+    let stated = claim(
+        r,
+        "Table III passes PaRT-FTL's admission (eqs. 6-7), Table IV",
+    );
     assert_eq!(stated.verdict, Verdict::Differs);
     assert!(
         stated.why.starts_with(
@@ -126,11 +132,17 @@ fn the_admission_line_and_the_claims_not_reproduced_are_as_documented() {
         stated.why
     );
     assert_eq!(
-        verdict(r, "Table III passes PaRT-FTL's admission (eqs. 6-7), lambda fitted to"),
+        verdict(
+            r,
+            "Table III passes PaRT-FTL's admission (eqs. 6-7), lambda fitted to"
+        ),
         Verdict::Differs
     );
     assert_eq!(
-        verdict(r, "Table III passes PaRT-FTL's admission (eqs. 6-7), lambda fitted and"),
+        verdict(
+            r,
+            "Table III passes PaRT-FTL's admission (eqs. 6-7), lambda fitted and"
+        ),
         Verdict::Fitted
     );
     assert_eq!(
@@ -236,8 +248,10 @@ fn the_board_set_up_depends_on_the_fitted_firmware_time_and_the_reader_phase() {
     );
     for c in r.claims.iter().filter(|c| c.claim.starts_with("Board:")) {
         assert!(
-            c.parameters.iter().any(|p| p.name.starts_with("ftl.cpu_page_ns")
-                && matches!(p.provenance, Provenance::Fitted { .. })),
+            c.parameters
+                .iter()
+                .any(|p| p.name.starts_with("ftl.cpu_page_ns")
+                    && matches!(p.provenance, Provenance::Fitted { .. })),
             "{c:?}"
         );
         assert_ne!(c.verdict, Verdict::Reproduced, "{c:?}");

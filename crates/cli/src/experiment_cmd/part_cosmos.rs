@@ -18,8 +18,9 @@ pub struct PartCosmosArgs {
     /// Output directory (table.txt, results.csv, bandwidth.csv, results.json, *.svg)
     #[arg(short, long, default_value = "part-cosmos-study")]
     out: PathBuf,
-    /// The full 128 GiB DIMM (4096 blocks per plane) instead of 64 blocks per plane; Fig. 16
-    /// then runs 2,500 simulated seconds to fill it (minutes of wall time)
+    /// The full run of `flashlab reproduce --full`: 512 blocks per plane (16 GiB raw), Fig. 16
+    /// over 320 s and 1,200 s on the board (minutes of wall time). The 128 GiB DIMM is
+    /// `--blocks-per-plane 4096 --fig16-duration 2500s --board-fig16-duration 8000s`
     #[arg(long, conflicts_with = "blocks_per_plane")]
     full: bool,
     /// Blocks per plane of the reduced device
@@ -28,9 +29,12 @@ pub struct PartCosmosArgs {
     /// Table III's release window (10s, 500ms)
     #[arg(long, default_value = "10s", value_parser = duration_arg)]
     duration: u64,
-    /// Fig. 16's run length from a fresh device (default: 40s, 2500s with --full)
+    /// Fig. 16's run length from a fresh device (default: 40s, 320s with --full)
     #[arg(long, value_parser = duration_arg)]
     fig16_duration: Option<u64>,
+    /// Fig. 16's run length on the board set-up (default: 150s, 1200s with --full)
+    #[arg(long, value_parser = duration_arg)]
+    board_fig16_duration: Option<u64>,
     /// Die queue policy of every run: edf, fifo, read-first
     #[arg(long, default_value = "edf")]
     die_queue_policy: String,
@@ -85,6 +89,9 @@ pub fn part_cosmos(a: &PartCosmosArgs) -> i32 {
     let study = PartCosmosStudy {
         duration_ns: a.duration,
         fig16_duration_ns: a.fig16_duration.unwrap_or(base.fig16_duration_ns),
+        board_fig16_duration_ns: a
+            .board_fig16_duration
+            .unwrap_or(base.board_fig16_duration_ns),
         die_queue_policy: a.die_queue_policy.clone(),
         seeds: a.seeds.0.clone(),
         sets: a.sets.clone(),

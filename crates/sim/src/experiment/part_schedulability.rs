@@ -160,10 +160,7 @@ impl SchedulabilityStudy {
                     weighted.add(&self.point(seed, sweep, size, ui, r, w));
                 }
                 curve.push(f64::from(size), weighted.weighted_ratios());
-                counted(
-                    self.sets_per_point as usize * self.utilisations.len(),
-                    name,
-                );
+                counted(self.sets_per_point as usize * self.utilisations.len(), name);
             }
             curve
         };

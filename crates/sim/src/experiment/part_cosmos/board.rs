@@ -14,7 +14,7 @@
 use serde::Serialize;
 
 use super::claims::{
-    fig16_drop_claim, fig16_parameters, rel, ratio_claim, some_misses, table_iii_parameters, DOC,
+    fig16_drop_claim, fig16_parameters, ratio_claim, rel, some_misses, table_iii_parameters, DOC,
     FIG16_BEFORE, LEVEL_REASON, LEVEL_TOLERANCE,
 };
 use super::{fmt_ms, ftl_run, Fig16, FtlRun, PartCosmosStudy, SeedResults, FTLS, TABLE_III};
@@ -198,8 +198,14 @@ pub(super) fn phase_claims(
                     .find(|x| x.ftl == ftl && x.reader_offset_ns == offset)
             };
             let (w, p) = (row("wao-gc")?, row("part-ftl")?);
-            let phase = format!("readers {} ms after the writers", fmt_num(offset as f64 / 1e6));
-            let on = |c: PaperClaim| c.with_parameters(params.clone()).on_run(s.seed, &phase, size);
+            let phase = format!(
+                "readers {} ms after the writers",
+                fmt_num(offset as f64 / 1e6)
+            );
+            let on = |c: PaperClaim| {
+                c.with_parameters(params.clone())
+                    .on_run(s.seed, &phase, size)
+            };
             let ratio = |a: u64, b: u64| a as f64 / b.max(1) as f64;
             let read_ratio = ratio(p.page_read_max_ns, w.page_read_max_ns);
             let write_ratio = ratio(p.page_write_max_ns, w.page_write_max_ns);
@@ -277,7 +283,11 @@ pub(super) fn phase_claims(
 }
 
 /// Fig. 16 on the board: its level before GC (the calibration: fitted) and its drop.
-pub(super) fn fig16_claims(study: &PartCosmosStudy, s: &SeedResults, size: &str) -> Vec<PaperClaim> {
+pub(super) fn fig16_claims(
+    study: &PartCosmosStudy,
+    s: &SeedResults,
+    size: &str,
+) -> Vec<PaperClaim> {
     let Some(b) = &s.board else {
         return Vec::new();
     };
@@ -288,7 +298,10 @@ pub(super) fn fig16_claims(study: &PartCosmosStudy, s: &SeedResults, size: &str)
         "Fig. 16",
         "Board: Fig. 16, WAO-GC writes 27 MB/s before GC",
         "27 MB/s",
-        format!("{:.2} MB/s (the firmware time was fitted to it)", f.before_mb_per_s),
+        format!(
+            "{:.2} MB/s (the firmware time was fitted to it)",
+            f.before_mb_per_s
+        ),
         vec![Condition::within(
             "MB/s before GC",
             f.before_mb_per_s,

@@ -440,16 +440,19 @@ pub(super) fn fig16_parameters(study: &PartCosmosStudy, board: bool) -> Vec<Para
             "2 requests outstanding, one per stream, random page-aligned addresses",
             "'as fast as possible'",
         ),
-        Parameter::assumed(
-            "state",
-            "a fresh device",
-            "Fig. 16 starts before GC",
-        ),
+        Parameter::assumed("state", "a fresh device", "Fig. 16 starts before GC"),
         Parameter::assumed(
             "run length",
             format!(
                 "{} s",
-                fmt_num(if board { study.board_fig16_duration_ns } else { study.fig16_duration_ns } as f64 / 1e9)
+                fmt_num(
+                    if board {
+                        study.board_fig16_duration_ns
+                    } else {
+                        study.fig16_duration_ns
+                    } as f64
+                        / 1e9
+                )
             ),
             "long enough for GC to start and the bandwidth to settle",
         ),
@@ -475,7 +478,11 @@ pub(super) fn fig16_drop_claim(
     } else {
         (f64::NAN, f64::NAN)
     };
-    let ratio = if started { f.after_mb_per_s / before } else { f64::NAN };
+    let ratio = if started {
+        f.after_mb_per_s / before
+    } else {
+        f64::NAN
+    };
     let drop = || {
         Condition::at_most(
             "level after GC / before",
@@ -657,7 +664,11 @@ pub fn admission_claims_with(model_read_ns: f64) -> Vec<PaperClaim> {
                 "eqs. 6-7",
                 claim,
                 "passes",
-                format!("read set {:.3}, write set {:.3}", read.total(), write.total()),
+                format!(
+                    "read set {:.3}, write set {:.3}",
+                    read.total(),
+                    write.total()
+                ),
                 vec![
                     Condition::at_most(
                         "eq. 6 read-set utilisation",
@@ -716,8 +727,7 @@ mod tests {
     #[test]
     fn some_misses_needs_one_and_at_most_a_tenth() {
         let v = |misses: u64| {
-            three(|_| some_misses("Fig. 13b", "misses", (misses, 1000), String::new(), "d"))
-                .verdict
+            three(|_| some_misses("Fig. 13b", "misses", (misses, 1000), String::new(), "d")).verdict
         };
         assert_eq!(v(0), Verdict::Differs);
         assert_eq!(v(1), Verdict::Reproduced);
@@ -783,9 +793,23 @@ mod tests {
         );
         assert!(audit(&rows).is_empty(), "{:?}", audit(&rows));
         // Eq. 6 with Table III: 13 t_r / 15 ms <= 1 needs t_r <= 1.1538 ms.
-        assert_eq!(admission_claims_with(1_153_000.0)[2].verdict, Verdict::Fitted);
-        assert_eq!(admission_claims_with(1_154_000.0)[2].verdict, Verdict::Differs);
-        assert!(rows[0].why.contains("= 0.082 + 0.984 = 1.066 > 1"), "{}", rows[0].why);
-        assert!(rows[0].why.contains("write set utilisation 1.25 > 1"), "{}", rows[0].why);
+        assert_eq!(
+            admission_claims_with(1_153_000.0)[2].verdict,
+            Verdict::Fitted
+        );
+        assert_eq!(
+            admission_claims_with(1_154_000.0)[2].verdict,
+            Verdict::Differs
+        );
+        assert!(
+            rows[0].why.contains("= 0.082 + 0.984 = 1.066 > 1"),
+            "{}",
+            rows[0].why
+        );
+        assert!(
+            rows[0].why.contains("write set utilisation 1.25 > 1"),
+            "{}",
+            rows[0].why
+        );
     }
 }

@@ -126,9 +126,7 @@ fn sweep_parameters(study: &SchedulabilityStudy, lambda: Parameter) -> Vec<Param
 fn printed(paper: f64, half_unit: f64) -> (f64, String) {
     (
         half_unit / paper,
-        format!(
-            "the paper prints {paper}: half a unit of its last digit ({half_unit})"
-        ),
+        format!("the paper prints {paper}: half a unit of its last digit ({half_unit})"),
     )
 }
 
@@ -162,8 +160,8 @@ pub fn eq9_arithmetic(dev: &FlashParams) -> String {
     let ms = |ns: f64| ns / 1e6;
     let (bv, br) = (dev.valid_pages_bound(), dev.reclaimed_pages_bound());
     let ratio = f64::from(dev.chips) / f64::from(dev.write_chips);
-    let denom_ms = ratio
-        * (bv * ms(dev.gc_read_ns + dev.write_ns) + ms(dev.erase_ns) + br * ms(dev.write_ns));
+    let denom_ms =
+        ratio * (bv * ms(dev.gc_read_ns + dev.write_ns) + ms(dev.erase_ns) + br * ms(dev.write_ns));
     let pages = part::write_bandwidth_pages_per_s(dev);
     format!(
         "{k}·{br} / ({ratio}·[{bv}·({tr} + {tw}) + {te} + {br}·{tw}] ms) = {num} / {denom:.1} ms \
@@ -382,7 +380,10 @@ pub fn fig5(curve: &Curve, v: Variant) -> Option<PaperClaim> {
     Some(
         PaperClaim::judged(
             "Fig. 5",
-            &format!("PaRT-FTL accepts more task sets than RTGC and WAO-GC{}", v.suffix()),
+            &format!(
+                "PaRT-FTL accepts more task sets than RTGC and WAO-GC{}",
+                v.suffix()
+            ),
             "above RTGC and WAO-GC",
             ours,
             vec![
@@ -523,10 +524,7 @@ pub fn fig7(curve: &Curve) -> Vec<PaperClaim> {
             "Fig. 7",
             "PaRT-FTL below WAO-GC 50% for larger writes",
             "below for w > 10",
-            format!(
-                "below at {large_below} of the {} sizes w > 10",
-                large.len()
-            ),
+            format!("below at {large_below} of the {} sizes w > 10", large.len()),
             vec![Condition::at_least(
                 "share of write sizes w > 10 where PaRT-FTL is below WAO-GC 50",
                 large_share,

@@ -112,11 +112,18 @@ fn one_seed_reproduces_a_run_and_each_seed_is_its_own() {
     assert_eq!(s.run(&mut |_, _, _| {}).runs[0], a.runs[1]);
     // The plotted curve is the mean over the seeds.
     let mean = a.acceptance.points[9].1[0];
-    let by_hand = a.runs.iter().map(|r| r.acceptance.points[9].1[0]).sum::<f64>() / 3.0;
+    let by_hand = a
+        .runs
+        .iter()
+        .map(|r| r.acceptance.points[9].1[0])
+        .sum::<f64>()
+        / 3.0;
     assert!((mean - by_hand).abs() < 1e-12);
     // The table has a seed column and every seed's rows.
     let csv = a.csv(|r| &r.acceptance);
-    assert!(csv.starts_with("seed,utilisation,part_ftl,rtgc,waogc_100,waogc_75,waogc_50,part_ftl_fitted\n"));
+    assert!(csv.starts_with(
+        "seed,utilisation,part_ftl,rtgc,waogc_100,waogc_75,waogc_50,part_ftl_fitted\n"
+    ));
     assert_eq!(csv.lines().count(), 1 + 3 * 19);
     assert!(csv.contains("\n3,0.95,"), "{csv}");
 }
@@ -160,7 +167,10 @@ fn the_orders_of_figs_5_to_7_at_the_stated_and_the_fitted_lambda() {
         }
     }
     let (part, rtgc) = (rs.series("part_ftl"), rs.series("rtgc"));
-    assert!(part[0] > rtgc[0] && part[2] < rtgc[2], "{part:?} vs {rtgc:?}");
+    assert!(
+        part[0] > rtgc[0] && part[2] < rtgc[2],
+        "{part:?} vs {rtgc:?}"
+    );
     // Fig. 7 at the stated lambda: below RTGC from 5 pages on, below WAO-GC 50 from w = 9.
     let ws = &r.runs[0].weighted_write_size;
     let (part, rtgc, wao50) = (
@@ -291,13 +301,12 @@ fn fig5_flips_below_another_scheme_or_without_a_clear_lead() {
     let fitted = crate::experiment::claims::merge_runs(
         (1..=3)
             .map(|seed| {
-                vec![claims::fig5(
-                    &synthetic("u", &us, &lead, &other),
-                    claims::Variant::Fitted,
-                )
-                .unwrap()
-                .with_parameters(vec![claims::lambda_parameter(0.518, true)])
-                .on_run(seed, "", "synthetic")]
+                vec![
+                    claims::fig5(&synthetic("u", &us, &lead, &other), claims::Variant::Fitted)
+                        .unwrap()
+                        .with_parameters(vec![claims::lambda_parameter(0.518, true)])
+                        .on_run(seed, "", "synthetic"),
+                ]
             })
             .collect(),
     )
@@ -338,15 +347,28 @@ fn fig7_flips_at_half_the_sizes_at_one_large_size_and_at_other_peaks() {
     };
     // Below RTGC at 18 of 36 sizes holds "in general", at 17 it does not.
     let part = vec![0.5; 36];
-    let rtgc_at = |n: usize| -> Vec<f64> { (0..36).map(|i| if i < n { 0.6 } else { 0.4 }).collect() };
+    let rtgc_at =
+        |n: usize| -> Vec<f64> { (0..36).map(|i| if i < n { 0.6 } else { 0.4 }).collect() };
     let high = vec![0.9; 36];
-    assert_eq!(claim_of(&part, &rtgc_at(18), &high, "RTGC").verdict, Verdict::Reproduced);
-    assert_eq!(claim_of(&part, &rtgc_at(17), &high, "RTGC").verdict, Verdict::Differs);
+    assert_eq!(
+        claim_of(&part, &rtgc_at(18), &high, "RTGC").verdict,
+        Verdict::Reproduced
+    );
+    assert_eq!(
+        claim_of(&part, &rtgc_at(17), &high, "RTGC").verdict,
+        Verdict::Differs
+    );
     // Below WAO-GC 50 at every w > 10, then not at w = 30.
-    assert_eq!(claim_of(&part, &high, &high, "WAO-GC").verdict, Verdict::Reproduced);
+    assert_eq!(
+        claim_of(&part, &high, &high, "WAO-GC").verdict,
+        Verdict::Reproduced
+    );
     let mut low_at_30 = high.clone();
     low_at_30[29] = 0.5;
-    assert_eq!(claim_of(&part, &high, &low_at_30, "WAO-GC").verdict, Verdict::Differs);
+    assert_eq!(
+        claim_of(&part, &high, &low_at_30, "WAO-GC").verdict,
+        Verdict::Differs
+    );
     // Peaks: rises at 18, 21, 33 reproduce; at 17 and 33 only the shape; at 10 neither.
     let with_rises = |at: &[usize]| -> Vec<f64> {
         let mut v = Vec::new();
