@@ -155,14 +155,6 @@ pub(super) fn rel(x: f64, target: f64) -> f64 {
     (x / target - 1.0).abs()
 }
 
-/// Misses of `run` over the first and the second half of its time series.
-fn miss_halves(run: &FtlRun) -> (f64, f64) {
-    let b = &run.bandwidth;
-    let (a, z) = b.split_at(b.len() / 2);
-    let sum = |v: &[super::BandwidthPoint]| v.iter().map(|p| p.deadline_misses).sum::<u64>();
-    (sum(a) as f64, sum(z) as f64)
-}
-
 /// "Misses some read deadlines": at least one, at most [`SOME_SHARE`] of the read jobs; the
 /// shape is "at least one".
 pub(super) fn some_misses(
@@ -198,6 +190,85 @@ pub(super) fn some_misses(
         deviation,
     )
     .with_shape(vec![any()])
+}
+
+/// "Misses no deadline": at most 0 misses over the window (a count, not a rate: one miss in
+/// either half falsifies it, so it has no halves).
+pub(super) fn no_misses(claim: &str, misses: u64, ours: String, deviation: &str) -> PaperClaim {
+    PaperClaim::judged(
+        "section VI.C",
+        claim,
+        "no deadline missed",
+        ours,
+        vec![Condition::at_most(
+            "PaRT-FTL's deadline misses",
+            misses as f64,
+            0.0,
+            "none: 'no deadlines are missed'",
+        )],
+        deviation,
+    )
+}
+
+/// VI.C's reason for Fig. 15: no PaRT-FTL read on the write set (`busy` of them), and the
+/// writers add less to its worst read than to WAO-GC's (each over the readers alone, ns).
+pub(super) fn not_blocked(busy: u64, part_added_ns: f64, wao_added_ns: f64) -> PaperClaim {
+    PaperClaim::judged(
+        "section VI.C",
+        "Reads are not blocked by writes or GC (VI.C's reason for Fig. 15)",
+        "PaRT-FTL reads never wait for a write die",
+        format!(
+            "the writers add {} ms to PaRT-FTL's worst read, {} ms to WAO-GC's; {busy} \
+             PaRT-FTL reads on the write set",
+            ms(part_added_ns),
+            ms(wao_added_ns)
+        ),
+        vec![
+            Condition::at_most(
+                "host reads PaRT-FTL issued to a write die or a busy writer",
+                busy as f64,
+                0.0,
+                "never: section III.A's design",
+            ),
+            Condition::at_most(
+                "what the writers add to PaRT-FTL's worst read minus what they add to WAO-GC's (ms)",
+                (part_added_ns - wao_added_ns) / 1e6,
+                0.0,
+                "less under PaRT-FTL: its reads do not wait for programs, erases or GC",
+            ),
+        ],
+        &format!(
+            "a read waited on the write set, or the writers add more to PaRT-FTL's worst read \
+             than to WAO-GC's ({DOC})"
+        ),
+    )
+}
+
+/// Eq. 8: PaRT-FTL's worst page read (ns) against t_r + t_c^d (`eq8_ns`).
+pub(super) fn eq8_claim(max_ns: f64, p99_ns: f64, alone_max_ns: f64, eq8_ns: f64) -> PaperClaim {
+    PaperClaim::judged(
+        "eq. 8",
+        "PaRT-FTL's worst page read within eq. 8",
+        &format!("t_r + t_c^d = {} ms", fmt_num(eq8_ns / 1e6)),
+        format!(
+            "worst page read {} ms (p99 {} ms); with the readers alone {} ms",
+            ms(max_ns),
+            ms(p99_ns),
+            ms(alone_max_ns)
+        ),
+        vec![Condition::at_most(
+            "PaRT-FTL's worst page read latency (ms)",
+            max_ns / 1e6,
+            eq8_ns / 1e6,
+            "eq. 8's bound, Table IV's t_r = 1.23 ms with t_c^d = 0",
+        )],
+        &format!(
+            "a page's latency from the request buffer to completion (as Figs. 12c and 15 \
+             measure it) includes queueing behind the other read pages released at the same \
+             instant (Table III's readers release 12 together), which eq. 8 leaves to eq. 6; \
+             with the readers alone the worst page read is already above eq. 8 ({DOC})"
+        ),
+    )
 }
 
 /// A ratio of maxima against the paper's, with "lower" as the shape.
@@ -273,21 +344,12 @@ fn seed_claims(all: &PartCosmosResults, r: &SeedResults, size: &str) -> Vec<Pape
         .find(|x| x.ftl == "part-ftl")
         .map_or(f64::NAN, |x| x.page_read.max_ns as f64);
     let eq8 = all.eq8_read_bound_ns;
-    let (m1, m2) = miss_halves(p);
     let mut out = vec![
         on(
-            PaperClaim::judged(
-                "section VI.C",
+            no_misses(
                 "PaRT-FTL misses no deadline",
-                "no deadline missed",
+                p.deadline_misses,
                 format!("{} of {} missed", p.deadline_misses, p.deadline_requests),
-                vec![Condition::at_most(
-                    "PaRT-FTL's deadline misses",
-                    p.deadline_misses as f64,
-                    0.0,
-                    "none: 'no deadlines are missed'",
-                )
-                .with_halves(m1, m2)],
                 &format!("PaRT-FTL missed deadlines in the model ({DOC})"),
             ),
             &params,
@@ -346,62 +408,13 @@ fn seed_claims(all: &PartCosmosResults, r: &SeedResults, size: &str) -> Vec<Pape
             ),
             &params,
         ),
+        on(not_blocked(busy, p_added, w_added), &params),
         on(
-            PaperClaim::judged(
-                "section VI.C",
-                "Reads are not blocked by writes or GC (VI.C's reason for Fig. 15)",
-                "PaRT-FTL reads never wait for a write die",
-                format!(
-                    "the writers add {} ms to PaRT-FTL's worst read, {} ms to WAO-GC's; {busy} \
-                     PaRT-FTL reads on the write set",
-                    ms(p_added),
-                    ms(w_added)
-                ),
-                vec![
-                    Condition::at_most(
-                        "host reads PaRT-FTL issued to a write die or a busy writer",
-                        busy as f64,
-                        0.0,
-                        "never: section III.A's design",
-                    ),
-                    Condition::at_most(
-                        "what the writers add to PaRT-FTL's worst read minus what they add to WAO-GC's (ms)",
-                        (p_added - w_added) / 1e6,
-                        0.0,
-                        "less under PaRT-FTL: its reads do not wait for programs, erases or GC",
-                    ),
-                ],
-                &format!(
-                    "a read waited on the write set, or the writers add more to PaRT-FTL's worst \
-                     read than to WAO-GC's ({DOC})"
-                ),
-            ),
-            &params,
-        ),
-        on(
-            PaperClaim::judged(
-                "eq. 8",
-                "PaRT-FTL's worst page read within eq. 8",
-                "t_r + t_c^d = 1.23 ms",
-                format!(
-                    "worst page read {} ms (p99 {} ms); with the readers alone {} ms",
-                    ms(p.page_read.max_ns as f64),
-                    ms(p.page_read.p99_ns as f64),
-                    ms(p_alone)
-                ),
-                vec![Condition::at_most(
-                    "PaRT-FTL's worst page read latency (ms)",
-                    p.page_read.max_ns as f64 / 1e6,
-                    eq8 / 1e6,
-                    "eq. 8's bound, Table IV's t_r = 1.23 ms with t_c^d = 0",
-                )],
-                &format!(
-                    "a page's latency from the request buffer to completion (as Figs. 12c and 15 \
-                     measure it) includes queueing behind the other read pages released at the \
-                     same instant (Table III's readers release 12 together), which eq. 8 leaves \
-                     to eq. 6; with the readers alone the worst page read is already above eq. 8 \
-                     ({DOC})"
-                ),
+            eq8_claim(
+                p.page_read.max_ns as f64,
+                p.page_read.p99_ns as f64,
+                p_alone,
+                eq8,
             ),
             &params,
         ),
@@ -782,6 +795,32 @@ mod tests {
         none.gc_start_interval = None;
         let c = three(|_| fig16_drop_claim("Fig. 16", "f", &none, true, "d"));
         assert_eq!(c.verdict, Verdict::Differs);
+    }
+
+    #[test]
+    fn no_misses_flips_at_one() {
+        let v = |misses: u64| three(|_| no_misses("c", misses, String::new(), "d")).verdict;
+        assert_eq!(v(0), Verdict::Reproduced);
+        assert_eq!(v(1), Verdict::Differs);
+    }
+
+    #[test]
+    fn not_blocked_flips_on_one_read_on_the_write_set_or_more_added() {
+        let v = |busy: u64, part: f64, wao: f64| three(|_| not_blocked(busy, part, wao)).verdict;
+        assert_eq!(v(0, 0.6e6, 2.7e6), Verdict::Reproduced);
+        assert_eq!(v(1, 0.6e6, 2.7e6), Verdict::Differs);
+        assert_eq!(v(0, 2.7e6 + 1.0, 2.7e6), Verdict::Differs);
+        assert_eq!(v(0, 2.7e6, 2.7e6), Verdict::Reproduced);
+    }
+
+    #[test]
+    fn eq8_flips_just_past_its_own_bound() {
+        let eq8 = part::read_latency_bound_ns(&FlashParams::part_ftl());
+        assert_eq!(eq8, 1_230_000.0);
+        let v = |max: f64| three(|_| eq8_claim(max, max, max, eq8)).verdict;
+        assert_eq!(v(eq8), Verdict::Reproduced);
+        assert_eq!(v(eq8 + 1.0), Verdict::Differs);
+        assert_eq!(v(5.0e6), Verdict::Differs);
     }
 
     #[test]
