@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use flashlab_sim::experiment::claims::{claims_text, PaperClaim};
 use flashlab_sim::experiment::mt_ftl::{Study, StudyMode, StudyOptions};
 use flashlab_sim::experiment::part_schedulability::{
-    Curve, ReadShare, SchedulabilityStudy, SCHEMES,
+    Curve, ReadShare, SchedulabilityStudy, SeedRun, SCHEMES,
 };
 use flashlab_sim::stats::format_ns;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -50,16 +50,18 @@ pub struct PartSchedulabilityArgs {
     /// Task sets per point (per utilisation, and per utilisation and size)
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     sets: u32,
-    /// Seed of the task-set generator and of WAO-GC's interference draws
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seeds of the task-set generator and of WAO-GC's interference draws, comma-separated:
+    /// every sweep runs once per seed and each claim is judged on every seed (a verdict other
+    /// than "not measured" needs 3)
+    #[arg(long, default_value = "1,2,3", value_parser = part_cosmos::seeds_arg)]
+    seeds: part_cosmos::Seeds,
     /// How a task's utilisation splits between its reads and writes: `uniform` (a random
     /// share per task) or a fixed read share in [0, 1]
     #[arg(long, default_value = "uniform", value_parser = read_share_arg)]
     read_share: ReadShare,
-    /// PaRT-FTL's λ: 0.518 reproduces the paper's eq. 9 and Table III; section V.A states
-    /// 0.643 (see docs/realtime-analysis.md)
-    #[arg(long, default_value_t = flashlab_sim::realtime::device::EVALUATED_PART_LOGICAL_RATIO)]
+    /// PaRT-FTL's λ, as section V.A states it (0.643); the column part_ftl_fitted always runs
+    /// λ = 0.518, fitted to eq. 9's 7.3 MB/s (see docs/realtime-analysis.md)
+    #[arg(long, default_value_t = flashlab_sim::realtime::device::PART_LOGICAL_RATIO)]
     part_logical_ratio: f64,
     /// Do not show progress
     #[arg(long)]
@@ -219,7 +221,7 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
 }
 
 fn part_schedulability(a: &PartSchedulabilityArgs) -> i32 {
-    let mut study = SchedulabilityStudy::paper(a.sets, a.seed);
+    let mut study = SchedulabilityStudy::paper(a.sets, &a.seeds.0);
     study.read_share = a.read_share;
     study.part_device.logical_ratio = a.part_logical_ratio;
     if let Err(e) = study.part_device.validated() {
@@ -233,41 +235,50 @@ fn part_schedulability(a: &PartSchedulabilityArgs) -> i32 {
         }
     }
     let results = with_progress(a.no_progress, |p| study.run(p));
-    let figures = [
+    let seeds: Vec<String> = study.seeds.iter().map(u64::to_string).collect();
+    let mean_of = format!("mean of seeds {}", seeds.join(", "));
+    type Pick = fn(&SeedRun) -> &Curve;
+    let figures: [(&str, &Curve, Pick, String, &str, &str); 3] = [
         (
             "acceptance",
             &results.acceptance,
-            "Acceptance ratio vs utilisation (Fig. 5)",
+            |r| &r.acceptance,
+            format!("Acceptance ratio vs utilisation (Fig. 5), {mean_of}"),
             "total utilisation",
             "acceptance ratio",
         ),
         (
             "weighted_read_size",
             &results.weighted_read_size,
-            "Weighted schedulability vs read size (Fig. 6)",
+            |r| &r.weighted_read_size,
+            format!("Weighted schedulability vs read size (Fig. 6), {mean_of}"),
             "read size (pages)",
             "weighted schedulability",
         ),
         (
             "weighted_write_size",
             &results.weighted_write_size,
-            "Weighted schedulability vs write size (Fig. 7)",
+            |r| &r.weighted_write_size,
+            format!("Weighted schedulability vs write size (Fig. 7), {mean_of}"),
             "write size (pages)",
             "weighted schedulability",
         ),
     ];
     let Some(dir) = &a.out else {
-        let tables: Vec<String> = figures.iter().map(|f| f.1.csv()).collect();
+        let tables: Vec<String> = figures.iter().map(|f| results.csv(f.2)).collect();
         print!("{}", tables.join("\n"));
         return 0;
     };
-    for (name, curve, title, x_desc, y_desc) in figures {
-        let code = write_file(&dir.join(format!("{name}.csv")), curve.csv().as_bytes());
+    for (name, curve, pick, title, x_desc, y_desc) in figures {
+        let code = write_file(
+            &dir.join(format!("{name}.csv")),
+            results.csv(pick).as_bytes(),
+        );
         if code != 0 {
             return code;
         }
         let code = write_svg(&dir.join(format!("{name}.svg")), |svg| {
-            plot_curve(svg, curve, title, x_desc, y_desc)
+            plot_curve(svg, curve, &title, x_desc, y_desc)
         });
         if code != 0 {
             return code;
@@ -325,7 +336,14 @@ fn plot_curve(
         .x_desc(x_desc)
         .y_desc(y_desc)
         .draw()?;
-    let labels = ["PaRT-FTL", "RTGC", "WAO-GC 100", "WAO-GC 75", "WAO-GC 50"];
+    let labels = [
+        "PaRT-FTL",
+        "RTGC",
+        "WAO-GC 100",
+        "WAO-GC 75",
+        "WAO-GC 50",
+        "PaRT-FTL, lambda 0.518 (fitted to eq. 9)",
+    ];
     for (i, (scheme, label)) in SCHEMES.iter().zip(labels).enumerate() {
         let color = Palette99::pick(i).to_rgba();
         let line: Vec<(f64, f64)> = xs.iter().copied().zip(curve.series(scheme)).collect();

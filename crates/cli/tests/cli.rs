@@ -1125,14 +1125,14 @@ fn experiment_part_schedulability_writes_three_csv_tables_and_plots() {
         "part-schedulability",
         "--sets",
         "3",
-        "--seed",
-        "4",
+        "--seeds",
+        "4,5,6",
         "--out",
         path_str(&dir),
         "--no-progress",
     ]);
     out.assert_success();
-    let columns = "part_ftl,rtgc,waogc_100,waogc_75,waogc_50";
+    let columns = "part_ftl,rtgc,waogc_100,waogc_75,waogc_50,part_ftl_fitted";
     for (name, x, rows) in [
         ("acceptance", "utilisation", 19),
         ("weighted_read_size", "read_pages", 36),
@@ -1142,10 +1142,10 @@ fn experiment_part_schedulability_writes_three_csv_tables_and_plots() {
         let mut lines = csv.lines();
         assert_eq!(
             lines.next(),
-            Some(format!("{x},{columns}").as_str()),
+            Some(format!("seed,{x},{columns}").as_str()),
             "{csv}"
         );
-        assert_eq!(lines.count(), rows, "{csv}");
+        assert_eq!(lines.count(), 3 * rows, "one row per seed and x: {csv}");
         let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
         assert!(
             svg.starts_with("<svg") && svg.contains("PaRT-FTL"),
@@ -1153,11 +1153,15 @@ fn experiment_part_schedulability_writes_three_csv_tables_and_plots() {
         );
     }
     let acceptance = std::fs::read_to_string(dir.join("acceptance.csv")).unwrap();
-    assert!(acceptance.contains("\n0.05,1.0000,1.0000,"), "{acceptance}");
+    assert!(
+        acceptance.contains("\n4,0.05,1.0000,1.0000,"),
+        "{acceptance}"
+    );
+    assert!(acceptance.contains("\n6,0.95,"), "{acceptance}");
     // results.json carries the claims in the shared shape (flashlab reproduce reads them).
     let json = read_json(&dir.join("results.json"));
     let claims = at(&json, "claims").as_array().unwrap();
-    assert_eq!(claims.len(), 10, "{claims:?}");
+    assert_eq!(claims.len(), 13, "{claims:?}");
     for c in claims {
         for key in ["source", "claim", "paper", "ours", "verdict", "why"] {
             assert!(c.get(key).is_some(), "{key}: {c}");
@@ -1170,14 +1174,17 @@ fn experiment_part_schedulability_writes_three_csv_tables_and_plots() {
         "part-schedulability",
         "--sets",
         "3",
-        "--seed",
-        "4",
+        "--seeds",
+        "4,5,6",
     ]);
     stdout.assert_success();
     assert!(stdout.stdout.starts_with(&acceptance), "{}", stdout.stdout);
     assert!(stdout
         .stdout
-        .contains(&format!("\nwrite_pages,{columns}\n")));
+        .contains(&format!("\nseed,write_pages,{columns}\n")));
+    let bad = flashlab(&["experiment", "part-schedulability", "--seeds", "1,x"]);
+    assert_eq!(bad.code, Some(2), "{}", bad.context());
+    assert!(bad.stderr.contains("`x` is not a seed"), "{}", bad.stderr);
     let bad = flashlab(&["experiment", "part-schedulability", "--read-share", "1.5"]);
     assert_eq!(bad.code, Some(2), "{}", bad.context());
     assert!(bad.stderr.contains("--read-share"), "{}", bad.stderr);
@@ -1343,6 +1350,8 @@ fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
         "1s",
         "--fig16-duration",
         "20s",
+        "--seeds",
+        "1",
         "--no-progress",
     ]);
     out.assert_success();
@@ -1375,20 +1384,25 @@ fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
         assert!(!bytes.is_empty(), "{f} is empty");
     }
     let json = read_json(&dir.join("results.json"));
-    // part-ftl, wao-gc, wao-gc/device, rtgc, then the board set-up's part-ftl/board, wao-gc/board.
-    assert_eq!(json["runs"].as_array().map(Vec::len), Some(6));
-    assert_eq!(json["runs"][0]["deadline_requests"], 4 * 17 + 4 * 67);
-    assert_eq!(json["runs"][3]["ftl"], "rtgc");
-    assert_eq!(json["runs"][5]["ftl"], "wao-gc/board");
-    assert_eq!(json["board"]["phases"].as_array().map(Vec::len), Some(16));
+    // Per seed: part-ftl, wao-gc, wao-gc/device, rtgc, then the board set-up's part-ftl/board,
+    // wao-gc/board.
+    let seed = &json["seeds"][0];
+    assert_eq!(seed["seed"], 1);
+    assert_eq!(seed["runs"].as_array().map(Vec::len), Some(6));
+    assert_eq!(seed["runs"][0]["deadline_requests"], 4 * 17 + 4 * 67);
+    assert_eq!(seed["runs"][3]["ftl"], "rtgc");
+    assert_eq!(seed["runs"][5]["ftl"], "wao-gc/board");
+    assert_eq!(seed["board"]["phases"].as_array().map(Vec::len), Some(16));
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 6 * (8 + 4), "{csv}");
+    assert!(csv.starts_with("seed,ftl,task,"), "{csv}");
     // Bad options are refused before anything is written.
     let bad_dir = scratch("part-cosmos-bad");
     for args in [
         &["--duration", "0s"][..],
         &["--die-queue-policy", "lifo"][..],
         &["--set", "ftl.data_ratio=2"][..],
+        &["--seeds", "2,2"][..],
     ] {
         let mut all = vec!["experiment", "part-cosmos", "--out", path_str(&bad_dir)];
         all.extend_from_slice(args);

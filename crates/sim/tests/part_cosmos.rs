@@ -1,8 +1,10 @@
 //! part-ftl.txt VI.B-C on the reduced `cosmos` (64 blocks per plane): Table III under
-//! `part-ftl` and `wao-gc`, Fig. 16, and the paper's claims (experiment/part_cosmos.rs,
-//! docs/part-cosmos.md).
+//! `part-ftl` and `wao-gc`, Fig. 16, and the paper's claims judged on seeds 1, 2, 3
+//! (experiment/part_cosmos.rs, docs/part-cosmos.md).
 
-use flashlab_sim::experiment::claims::Verdict;
+use std::sync::OnceLock;
+
+use flashlab_sim::experiment::claims::{audit, Provenance, Verdict};
 use flashlab_sim::experiment::part_cosmos::{
     absurdities, table, PartCosmosResults, PartCosmosStudy,
 };
@@ -12,10 +14,14 @@ fn verdict(r: &PartCosmosResults, start: &str) -> Verdict {
     claim(r, start).verdict
 }
 
-fn results() -> PartCosmosResults {
-    PartCosmosStudy::default()
-        .run(&mut |_, _, _| {})
-        .unwrap_or_else(|e| panic!("{e}"))
+/// The default study (seeds 1, 2, 3), run once for every test of this file.
+fn results() -> &'static PartCosmosResults {
+    static RESULTS: OnceLock<PartCosmosResults> = OnceLock::new();
+    RESULTS.get_or_init(|| {
+        PartCosmosStudy::default()
+            .run(&mut |_, _, _| {})
+            .unwrap_or_else(|e| panic!("{e}"))
+    })
 }
 
 fn claim<'a>(
@@ -31,11 +37,17 @@ fn claim<'a>(
 #[test]
 fn table_iii_and_fig16_reproduce_the_papers_directions() {
     let r = results();
-    let text = table(&r);
+    let text = table(r);
     println!("{text}");
-    assert!(absurdities(&r).is_empty(), "{:?}", absurdities(&r));
-    let part = &r.runs[0];
-    let wao = &r.runs[1];
+    assert!(absurdities(r).is_empty(), "{:?}", absurdities(r));
+    assert_eq!(
+        r.seeds.iter().map(|s| s.seed).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    let problems = audit(&r.claims);
+    assert!(problems.is_empty(), "{problems:#?}");
+    let part = &r.first().runs[0];
+    let wao = &r.first().runs[1];
     assert_eq!(
         (part.ftl.as_str(), wao.ftl.as_str()),
         ("part-ftl", "wao-gc")
@@ -53,29 +65,32 @@ fn table_iii_and_fig16_reproduce_the_papers_directions() {
     }
     // PaRT-FTL misses no deadline; its reads never go to the write set.
     assert_eq!(
-        verdict(&r, "PaRT-FTL misses no deadline"),
+        verdict(r, "PaRT-FTL misses no deadline"),
         Verdict::Reproduced,
         "{text}"
     );
+    // Eq. 8 bounds a page read's service, not its latency from the request buffer: the 12 read
+    // pages released together queue (5.0 ms at worst; 4.4 ms with the readers alone).
     assert_eq!(
-        verdict(&r, "PaRT-FTL page reads bounded"),
-        Verdict::Reproduced,
+        verdict(r, "PaRT-FTL's worst page read within eq. 8"),
+        Verdict::Differs,
         "{text}"
     );
+    assert!(part.page_read.max_ns > 4_000_000, "{text}");
     // VI.C's reason for Fig. 15: the writers (programs, erases, GC) add less to PaRT-FTL's
     // worst read than to WAO-GC's (over the same readers alone).
     assert_eq!(
-        verdict(&r, "Reads are not blocked"),
+        verdict(r, "Reads are not blocked"),
         Verdict::Reproduced,
         "{text}"
     );
-    assert_eq!(r.readers_alone.len(), 2);
-    for alone in &r.readers_alone {
+    assert_eq!(r.first().readers_alone.len(), 2);
+    for alone in &r.first().readers_alone {
         assert_eq!(alone.deadline_requests, 4 * 667, "{}", alone.ftl);
     }
     // Fig. 15: PaRT-FTL's max write latency below WAO-GC's (buffered vs programmed).
     assert_eq!(
-        verdict(&r, "max write latency"),
+        verdict(r, "max write latency"),
         Verdict::ShapeOnly,
         "{text}"
     );
@@ -88,8 +103,12 @@ fn table_iii_and_fig16_reproduce_the_papers_directions() {
         text.contains("part-ftl: acknowledged pages reached flash after"),
         "{text}"
     );
-    // Fig. 16: the bandwidth falls once GC starts.
-    assert_eq!(verdict(&r, "Fig. 16"), Verdict::ShapeOnly, "{text}");
+    // Fig. 16: the bandwidth falls once GC starts (to 38-42%); whether the level after GC is
+    // within 20% of the paper's 52% is not settled in 40 s (seed 3's halves straddle it).
+    let fig16 = claim(r, "Fig. 16: WAO-GC write bandwidth drops");
+    assert_eq!(fig16.verdict, Verdict::NotMeasured, "{text}");
+    assert!(fig16.why.starts_with("not stationary"), "{}", fig16.why);
+    assert!(fig16.shape.iter().all(|c| c.robust()), "{fig16:?}");
 }
 
 #[test]
@@ -98,6 +117,34 @@ fn the_admission_line_and_the_claims_not_reproduced_are_as_documented() {
     // lambda 0.643), passes both with lambda 0.518 and the simulated device's rebuild time.
     let r = results();
     let verdicts: Vec<(&str, bool)> = r.admission.iter().map(|a| (a.scheme, a.passes)).collect();
+    // One claim per parameter set, never OR-ed: the stated one differs, the paper contradicting
+    // itself; the fitted ones are fitted (or differ), never reproduced.
+    let stated = claim(
+        r,
+        "Table III passes PaRT-FTL's admission (eqs. 6-7), Table IV",
+    );
+    assert_eq!(stated.verdict, Verdict::Differs);
+    assert!(
+        stated.why.starts_with(
+            "paper inconsistent: eq. 6 fails Table III with Table IV's t_r: t_r/min T^r"
+        ) && stated.why.contains("= 1.066 > 1"),
+        "{}",
+        stated.why
+    );
+    assert_eq!(
+        verdict(
+            r,
+            "Table III passes PaRT-FTL's admission (eqs. 6-7), lambda fitted to"
+        ),
+        Verdict::Differs
+    );
+    assert_eq!(
+        verdict(
+            r,
+            "Table III passes PaRT-FTL's admission (eqs. 6-7), lambda fitted and"
+        ),
+        Verdict::Fitted
+    );
     assert_eq!(
         verdicts,
         [
@@ -112,45 +159,45 @@ fn the_admission_line_and_the_claims_not_reproduced_are_as_documented() {
     assert!((read_u(0) - 1.066).abs() < 0.001 && (read_u(2) - 0.975).abs() < 0.001);
     // WAO-GC misses no read deadline on the model (the paper's Fig. 13b does): a read waits
     // for at most a program and one partial step on its die.
-    let wao = &r.runs[1];
-    assert_eq!(wao.read_deadline_misses, 0, "{}", table(&r));
+    let wao = &r.first().runs[1];
+    assert_eq!(wao.read_deadline_misses, 0, "{}", table(r));
     assert_eq!(
-        verdict(&r, "WAO-GC misses some read deadlines"),
+        verdict(r, "WAO-GC misses some read deadlines"),
         Verdict::Differs
     );
     // Fig. 15's read claim: equal maxima (bus queueing of the 12 pages released together).
-    assert_eq!(verdict(&r, "max read latency"), Verdict::Differs);
+    assert_eq!(verdict(r, "max read latency"), Verdict::Differs);
     // With partial steps that hold the whole device (one firmware request loop), WAO-GC
     // misses read deadlines and both of Fig. 15's ratios fall far below 1 (far below the
     // paper's 35% and 20% too: the serialised steps saturate the device).
-    let device = &r.runs[2];
+    let device = &r.first().runs[2];
     assert_eq!(device.ftl, "wao-gc/device");
     assert!(
         device.read_deadline_misses > 100 && device.read.max_ns > 100_000_000,
         "{}",
-        table(&r)
+        table(r)
     );
     assert_eq!(
-        verdict(&r, "Device-wide steps: WAO-GC misses"),
+        verdict(r, "Device-wide steps: WAO-GC misses"),
         Verdict::ShapeOnly
     );
     assert_eq!(
-        verdict(&r, "Device-wide steps: max read"),
+        verdict(r, "Device-wide steps: max read"),
         Verdict::ShapeOnly
     );
-    assert!(r.runs[0].read.max_ns * 10 < device.read.max_ns);
+    assert!(r.first().runs[0].read.max_ns * 10 < device.read.max_ns);
     // RTGC's test refuses Table III (its reads alone charge 4 x 3 x 1.23 / 15 = 0.984: a read
     // of r pages costs r t_r, eq. 18), yet the run misses no deadline: the collectors (one job
     // per writer in the 10 s, p_G = 10.56 s) reclaim a block on all 16 dies.
-    let rtgc = &r.runs[3];
+    let rtgc = &r.first().runs[3];
     assert_eq!(rtgc.ftl, "rtgc");
     assert_eq!(
         rtgc.read_deadline_misses + rtgc.write_deadline_misses,
         0,
         "{}",
-        table(&r)
+        table(r)
     );
-    assert!(rtgc.gc_victims >= 64, "{}", table(&r));
+    assert!(rtgc.gc_victims >= 64, "{}", table(r));
     assert!(
         r.admission[4].detail.contains("RTGC"),
         "{}",
@@ -175,7 +222,7 @@ fn fig16_collects_nothing_before_the_trigger() {
         "{}",
         report.host.write.bytes
     );
-    let f = results().fig16;
+    let f = &results().first().fig16;
     assert_eq!(f.gc_start_interval, Some(17));
     assert!(f.gc_victims > 100);
     assert!(
@@ -186,43 +233,48 @@ fn fig16_collects_nothing_before_the_trigger() {
 }
 
 #[test]
-fn the_board_set_up_reproduces_fig13b_and_the_read_ratio_not_the_write_ratio() {
+fn the_board_set_up_depends_on_the_fitted_firmware_time_and_the_reader_phase() {
     // docs/part-cosmos.md, "The board's firmware": 303 us of firmware time per host page on
-    // the preset's one FTL core, calibrated on Fig. 16's 27 MB/s only; WAO-GC's request
-    // buffer first come first served, PaRT-FTL's earliest deadline first.
+    // the preset's one FTL core, fitted to Fig. 16's 27 MB/s; WAO-GC's request buffer first
+    // come first served, PaRT-FTL's earliest deadline first. Every board claim carries the
+    // fitted parameter and is judged on every seed and reader phase (3 x 8 runs).
     let r = results();
-    let text = table(&r);
-    let board = r.board.as_ref().expect("board runs");
+    let text = table(r);
+    let board = r.first().board.as_ref().expect("board runs");
     assert_eq!(
         r.study.table_iii_config("wao-gc").unwrap().cpu.cores,
         1,
         "one FTL core"
     );
-    // The calibration: 27.02 MB/s before GC.
+    for c in r.claims.iter().filter(|c| c.claim.starts_with("Board:")) {
+        assert!(
+            c.parameters
+                .iter()
+                .any(|p| p.name.starts_with("ftl.cpu_page_ns")
+                    && matches!(p.provenance, Provenance::Fitted { .. })),
+            "{c:?}"
+        );
+        assert_ne!(c.verdict, Verdict::Reproduced, "{c:?}");
+    }
+    // The calibration: 27.02 MB/s before GC, "fitted".
     let before = board.fig16.before_mb_per_s;
     assert!((26.8..27.3).contains(&before), "{before}");
-    let run = |ftl: &str| r.runs.iter().find(|x| x.ftl == ftl).unwrap();
+    assert_eq!(
+        verdict(r, "Board: Fig. 16, WAO-GC writes 27 MB/s"),
+        Verdict::Fitted
+    );
+    let run = |ftl: &str| r.first().runs.iter().find(|x| x.ftl == ftl).unwrap();
     let (part, wao) = (run("part-ftl/board"), run("wao-gc/board"));
     // Fig. 13b: readers released 1 ms after the writers wait for the writers' 48 pages of
-    // firmware time: 567 of 2668 read jobs miss (readers 5-7 every job released after a
-    // writer burst, 167 each; reader 4, first in the buffer, 66), worst read 19.0 ms.
-    // PaRT-FTL misses none at any reader phase.
-    assert_eq!(
-        verdict(&r, "Board: WAO-GC misses some read deadlines"),
-        Verdict::Reproduced,
-        "{text}"
-    );
+    // firmware time: 567 of 2668 read jobs miss, worst read 19.0 ms; only at phases 1-4 ms,
+    // and "some" (at most a tenth) only at 3-4 ms: unstable, 6 of 24 runs.
     assert!(
         (400..800).contains(&wao.read_deadline_misses) && wao.read.max_ns > 15_000_000,
         "{text}"
     );
-    assert_eq!(
-        verdict(&r, "Board: PaRT-FTL misses no deadline"),
-        Verdict::Reproduced,
-        "{text}"
-    );
-    assert_eq!(part.deadline_misses, 0, "{text}");
-    // Misses only when the readers come just after the writers (phases 1-4 ms of 0-12).
+    let misses = claim(r, "Board: WAO-GC misses some read deadlines");
+    assert_eq!(misses.verdict, Verdict::Unstable, "{text}");
+    assert_eq!((misses.holds_on, misses.runs.len()), (6, 24));
     let missing: Vec<u64> = board
         .phases
         .iter()
@@ -230,24 +282,32 @@ fn the_board_set_up_reproduces_fig13b_and_the_read_ratio_not_the_write_ratio() {
         .map(|x| x.reader_offset_ns / 1_000_000)
         .collect();
     assert_eq!(missing, [1, 2, 3, 4], "{text}");
-    // Fig. 15's read ratio: 30.7% (paper 35%).
-    let read_ratio = part.page_read.max_ns as f64 / wao.page_read.max_ns as f64;
-    assert!((0.25..0.40).contains(&read_ratio), "{read_ratio} {text}");
+    // PaRT-FTL misses none at any phase: fitted (it rests on the fitted firmware time).
     assert_eq!(
-        verdict(&r, "Board: max page read latency"),
-        Verdict::Reproduced,
+        verdict(r, "Board: PaRT-FTL misses no deadline"),
+        Verdict::Fitted,
         "{text}"
     );
-    // Not reproduced (documented): the write ratio (135%: PaRT-FTL's write pages pay the
-    // same firmware time, after its reads) and Fig. 16's drop (the firmware, not the dies,
-    // sets the pace before and after GC starts).
+    assert_eq!(part.deadline_misses, 0, "{text}");
+    // Fig. 15's read ratio: 30.7% at 1 ms (paper 35%), 66% at phase 0: half the runs.
+    let read_ratio = part.page_read.max_ns as f64 / wao.page_read.max_ns as f64;
+    assert!((0.25..0.40).contains(&read_ratio), "{read_ratio} {text}");
+    let reads = claim(r, "Board: max page read latency");
+    assert_eq!(reads.verdict, Verdict::Unstable, "{text}");
+    // Not reproduced: the write ratio (135%: PaRT-FTL's write pages pay the same firmware
+    // time, after its reads) and Fig. 16's drop (the firmware, not the dies, sets the pace
+    // before and after GC starts).
     assert_eq!(
-        verdict(&r, "Board: max page write latency"),
+        verdict(r, "Board: max page write latency"),
         Verdict::Differs,
         "{text}"
     );
     assert!(part.page_write.max_ns > wao.page_write.max_ns, "{text}");
-    assert_eq!(verdict(&r, "Board: Fig. 16"), Verdict::Differs, "{text}");
+    assert_eq!(
+        verdict(r, "Board: Fig. 16, WAO-GC's bandwidth drops"),
+        Verdict::Differs,
+        "{text}"
+    );
     assert!(board.fig16.gc_start_interval.is_some() && board.fig16.gc_victims > 100);
     assert!(board.fig16.after_mb_per_s > 0.95 * before, "{text}");
 }

@@ -9,12 +9,15 @@
 //! eqs. 17 and 18 on the unpartitioned device (Table IV's WAO-GC column: |F| = 16,
 //! t_w = 1.87 ms, t_r = 1.23 ms): T_i^w = ⌈w_i/|F|⌉·t_w / U_i^w, T_i^r = r_i·t_r / U_i^r.
 //! So U is the set's read and write load as RTGC and WAO-GC charge it without GC; each scheme
-//! then adds its own costs. Every point has its own seeded generator (study seed, sweep, size,
-//! utilisation): one seed reproduces a study, and a point does not depend on the others.
+//! then adds its own costs. Every point has its own seeded generator (generator seed, sweep,
+//! size, utilisation): one seed reproduces a run, and a point does not depend on the others.
+//! The study runs every sweep once per generator seed (default 1, 2, 3) and judges each claim
+//! on every seed ([`claims::merge_runs`](super::claims::merge_runs)).
 //!
-//! PaRT-FTL runs with B_v = ⌈0.518·P⌉ ([`FlashParams::part_ftl_as_evaluated`]), the reading of
-//! λ that reproduces the paper's eq. 9 figure and admits its Table III writers; with the
-//! stated λ = 0.643 the Fig. 6 claim does not hold (docs/realtime-analysis.md).
+//! PaRT-FTL is judged at section V.A's stated λ = 0.643 ([`FlashParams::part_ftl`]). Beside it,
+//! the column `part_ftl_fitted` runs the same task sets with λ = 0.518
+//! ([`FlashParams::part_ftl_as_evaluated`]), the λ fitted to eq. 9's 7.3 MB/s: its claims are
+//! marked fitted and never counted as reproduced (docs/realtime-analysis.md, Claims).
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -24,8 +27,18 @@ use super::claims::PaperClaim;
 use crate::realtime::task::MAX_PERIOD_NS;
 use crate::realtime::{part, rtgc, waogc, FlashParams, TaskSpec};
 
-/// The schemes compared, in the order of every curve's columns.
-pub const SCHEMES: [&str; 5] = ["part_ftl", "rtgc", "waogc_100", "waogc_75", "waogc_50"];
+/// The schemes compared, in the order of every curve's columns: PaRT-FTL at the stated λ,
+/// RTGC, WAO-GC at three GC likelihoods, and PaRT-FTL at λ fitted to eq. 9.
+pub const SCHEMES: [&str; 6] = [
+    "part_ftl",
+    "rtgc",
+    "waogc_100",
+    "waogc_75",
+    "waogc_50",
+    "part_ftl_fitted",
+];
+/// Columns of a curve.
+pub const NSCHEMES: usize = SCHEMES.len();
 
 /// WAO-GC's GC likelihoods (section VI.A), for `SCHEMES[2..]`.
 pub const GC_LIKELIHOODS: [f64; 3] = [1.0, 0.75, 0.5];
@@ -54,14 +67,22 @@ pub struct SchedulabilityStudy {
     pub read_share: ReadShare,
     /// The device periods are generated on (eqs. 17, 18) and RTGC, WAO-GC run on.
     pub shared_device: FlashParams,
+    /// PaRT-FTL as judged: section V.A's λ = 0.643 unless changed.
     pub part_device: FlashParams,
-    pub seed: u64,
+    /// PaRT-FTL with λ fitted to eq. 9 (the `part_ftl_fitted` column).
+    pub part_device_fitted: FlashParams,
+    /// Seeds of the task-set generator (and of WAO-GC's interference draws): every sweep runs
+    /// once per seed.
+    pub seeds: Vec<u64>,
 }
+
+/// The generator seeds of a study unless told otherwise.
+pub const DEFAULT_SEEDS: [u64; 3] = [1, 2, 3];
 
 impl SchedulabilityStudy {
     /// Section VI.A: 500 sets of 10 tasks per utilisation 0.05..0.95 (step 0.05), reads of 1
-    /// page and writes of 3, sizes 1..36 for Figs. 6 and 7.
-    pub fn paper(sets_per_point: u32, seed: u64) -> Self {
+    /// page and writes of 3, sizes 1..36 for Figs. 6 and 7; one run per seed of `seeds`.
+    pub fn paper(sets_per_point: u32, seeds: &[u64]) -> Self {
         SchedulabilityStudy {
             sets_per_point,
             tasks_per_set: 10,
@@ -72,27 +93,60 @@ impl SchedulabilityStudy {
             write_sizes: (1..=36).collect(),
             read_share: ReadShare::Uniform,
             shared_device: FlashParams::waogc(),
-            part_device: FlashParams::part_ftl_as_evaluated(),
-            seed,
+            part_device: FlashParams::part_ftl(),
+            part_device_fitted: FlashParams::part_ftl_as_evaluated(),
+            seeds: seeds.to_vec(),
         }
     }
 
-    /// Sets generated in all: progress is counted in sets.
+    /// Sets generated in all (every seed): progress is counted in sets.
     pub fn total_sets(&self) -> usize {
         let points = self.utilisations.len() * (1 + self.read_sizes.len() + self.write_sizes.len());
-        points * self.sets_per_point as usize
+        points * self.sets_per_point as usize * self.seeds.len()
     }
 
-    /// Runs the three sweeps; `progress(done sets, total sets, sweep)`.
+    /// Runs the three sweeps once per seed and judges the claims on every seed;
+    /// `progress(done sets, total sets, sweep)`.
     pub fn run(&self, progress: &mut dyn FnMut(usize, usize, &str)) -> StudyResults {
         let total = self.total_sets();
         let mut done = 0;
+        let mut runs = Vec::new();
+        for &seed in &self.seeds {
+            let mut counted = |n: usize, sweep: &str| {
+                done += n;
+                progress(done, total, sweep);
+            };
+            runs.push(self.run_seed(seed, &mut counted));
+        }
+        let per_seed: Vec<_> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| claims::claims(self, r, i == 0))
+            .collect();
+        let claims = super::claims::merge_runs(per_seed);
+        StudyResults {
+            acceptance: Curve::mean(runs.iter().map(|r| &r.acceptance)),
+            weighted_read_size: Curve::mean(runs.iter().map(|r| &r.weighted_read_size)),
+            weighted_write_size: Curve::mean(runs.iter().map(|r| &r.weighted_write_size)),
+            runs,
+            claims,
+        }
+    }
+
+    /// The three sweeps with the generator seed `seed`; `counted(sets done, sweep)`.
+    fn run_seed(&self, seed: u64, counted: &mut dyn FnMut(usize, &str)) -> SeedRun {
         let mut acceptance = Curve::new("utilisation");
         for (ui, &u) in self.utilisations.iter().enumerate() {
-            let tally = self.point(Sweep::Acceptance, 0, ui, self.read_pages, self.write_pages);
+            let tally = self.point(
+                seed,
+                Sweep::Acceptance,
+                0,
+                ui,
+                self.read_pages,
+                self.write_pages,
+            );
             acceptance.push(u, tally.acceptance_ratios());
-            done += self.sets_per_point as usize;
-            progress(done, total, "acceptance");
+            counted(self.sets_per_point as usize, "acceptance");
         }
         let mut by_size = |sweep: Sweep, sizes: &[u32], name: &'static str| {
             let mut curve = Curve::new(name);
@@ -103,33 +157,27 @@ impl SchedulabilityStudy {
                 };
                 let mut weighted = Tally::default();
                 for ui in 0..self.utilisations.len() {
-                    weighted.add(&self.point(sweep, size, ui, r, w));
+                    weighted.add(&self.point(seed, sweep, size, ui, r, w));
                 }
                 curve.push(f64::from(size), weighted.weighted_ratios());
-                done += self.sets_per_point as usize * self.utilisations.len();
-                progress(done, total, name);
+                counted(self.sets_per_point as usize * self.utilisations.len(), name);
             }
             curve
         };
-        let read_size = by_size(Sweep::ReadSize, &self.read_sizes, "read_pages");
-        let write_size = by_size(Sweep::WriteSize, &self.write_sizes, "write_pages");
-        let mut results = StudyResults {
+        let weighted_read_size = by_size(Sweep::ReadSize, &self.read_sizes, "read_pages");
+        let weighted_write_size = by_size(Sweep::WriteSize, &self.write_sizes, "write_pages");
+        SeedRun {
+            seed,
             acceptance,
-            weighted_read_size: read_size,
-            weighted_write_size: write_size,
-            claims: Vec::new(),
-        };
-        results.claims = claims::claims(self, &results);
-        results
+            weighted_read_size,
+            weighted_write_size,
+        }
     }
 
-    /// The sets of one point (sweep, size, utilisation index), tallied per scheme.
-    fn point(&self, sweep: Sweep, size: u32, ui: usize, r: u32, w: u32) -> Tally {
+    /// The sets of one point (seed, sweep, size, utilisation index), tallied per scheme.
+    fn point(&self, seed: u64, sweep: Sweep, size: u32, ui: usize, r: u32, w: u32) -> Tally {
         let u = self.utilisations[ui];
-        let key = mix(
-            mix(mix(self.seed, sweep as u64), u64::from(size)),
-            ui as u64,
-        );
+        let key = mix(mix(mix(seed, sweep as u64), u64::from(size)), ui as u64);
         let mut sets = Pcg64::seed_from_u64(key);
         let mut blocking = Pcg64::seed_from_u64(mix(key, 1));
         let mut tally = Tally::default();
@@ -164,7 +212,7 @@ impl SchedulabilityStudy {
     }
 
     /// Whether each scheme of [`SCHEMES`] schedules `tasks`.
-    pub fn verdicts(&self, tasks: &[TaskSpec], rng: &mut impl Rng) -> [bool; 5] {
+    pub fn verdicts(&self, tasks: &[TaskSpec], rng: &mut impl Rng) -> [bool; NSCHEMES] {
         let shared = &self.shared_device;
         let mut v = [
             part::admission(tasks, &self.part_device).is_ok(),
@@ -172,8 +220,9 @@ impl SchedulabilityStudy {
             false,
             false,
             false,
+            part::admission(tasks, &self.part_device_fitted).is_ok(),
         ];
-        for (slot, p) in v[2..].iter_mut().zip(GC_LIKELIHOODS) {
+        for (slot, p) in v[2..5].iter_mut().zip(GC_LIKELIHOODS) {
             *slot = waogc::interference_test(tasks, shared, p, rng).is_ok();
         }
         v
@@ -224,13 +273,13 @@ fn mix(a: u64, b: u64) -> u64 {
 #[derive(Debug, Default, Clone)]
 struct Tally {
     sets: u32,
-    accepted: [u32; 5],
+    accepted: [u32; NSCHEMES],
     utilisation: f64,
-    accepted_utilisation: [f64; 5],
+    accepted_utilisation: [f64; NSCHEMES],
 }
 
 impl Tally {
-    fn record(&mut self, u: f64, verdicts: [bool; 5]) {
+    fn record(&mut self, u: f64, verdicts: [bool; NSCHEMES]) {
         self.sets += 1;
         self.utilisation += u;
         for (i, ok) in verdicts.into_iter().enumerate() {
@@ -244,19 +293,19 @@ impl Tally {
     fn add(&mut self, other: &Tally) {
         self.sets += other.sets;
         self.utilisation += other.utilisation;
-        for i in 0..5 {
+        for i in 0..NSCHEMES {
             self.accepted[i] += other.accepted[i];
             self.accepted_utilisation[i] += other.accepted_utilisation[i];
         }
     }
 
-    fn acceptance_ratios(&self) -> [f64; 5] {
+    fn acceptance_ratios(&self) -> [f64; NSCHEMES] {
         self.accepted
             .map(|a| f64::from(a) / f64::from(self.sets.max(1)))
     }
 
     /// Bastoni et al.: Σ U of schedulable sets / Σ U of all sets.
-    fn weighted_ratios(&self) -> [f64; 5] {
+    fn weighted_ratios(&self) -> [f64; NSCHEMES] {
         let total = self.utilisation;
         self.accepted_utilisation
             .map(|a| if total > 0.0 { a / total } else { 0.0 })
@@ -267,19 +316,39 @@ impl Tally {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Curve {
     pub x_name: &'static str,
-    pub points: Vec<(f64, [f64; 5])>,
+    pub points: Vec<(f64, [f64; NSCHEMES])>,
 }
 
 impl Curve {
-    fn new(x_name: &'static str) -> Self {
+    pub fn new(x_name: &'static str) -> Self {
         Curve {
             x_name,
             points: Vec::new(),
         }
     }
 
-    fn push(&mut self, x: f64, ratios: [f64; 5]) {
+    pub fn push(&mut self, x: f64, ratios: [f64; NSCHEMES]) {
         self.points.push((x, ratios));
+    }
+
+    /// The mean of curves over the same x values (the plots' curve over seeds).
+    pub fn mean<'a>(curves: impl Iterator<Item = &'a Curve>) -> Curve {
+        let curves: Vec<&Curve> = curves.collect();
+        let Some(first) = curves.first() else {
+            return Curve::new("");
+        };
+        let n = curves.len() as f64;
+        let mut mean = Curve::new(first.x_name);
+        for (i, (x, _)) in first.points.iter().enumerate() {
+            let mut sum = [0.0; NSCHEMES];
+            for c in &curves {
+                for (s, r) in sum.iter_mut().zip(c.points[i].1) {
+                    *s += r;
+                }
+            }
+            mean.push(*x, sum.map(|s| s / n));
+        }
+        mean
     }
 
     /// The ratios of one scheme (a name of [`SCHEMES`]) in x order.
@@ -288,31 +357,68 @@ impl Curve {
         self.points.iter().map(|(_, r)| r[i]).collect()
     }
 
-    /// Header `x_name,part_ftl,rtgc,waogc_100,waogc_75,waogc_50`, one row per x.
+    /// Header `x_name,part_ftl,rtgc,waogc_100,waogc_75,waogc_50,part_ftl_fitted`, one row per x.
     pub fn csv(&self) -> String {
-        let mut out = format!("{},{}\n", self.x_name, SCHEMES.join(","));
-        for (x, ratios) in &self.points {
-            out.push_str(&format!("{x}"));
-            for r in ratios {
-                out.push_str(&format!(",{r:.4}"));
+        Self::csv_by_seed(&[(None, self)])
+    }
+
+    /// The curves of several seeds in one table: a `seed` column first when seeds are given.
+    pub fn csv_by_seed(curves: &[(Option<u64>, &Curve)]) -> String {
+        let Some((seed, first)) = curves.first() else {
+            return String::new();
+        };
+        let seed_column = if seed.is_some() { "seed," } else { "" };
+        let mut out = format!("{seed_column}{},{}\n", first.x_name, SCHEMES.join(","));
+        for (seed, curve) in curves {
+            for (x, ratios) in &curve.points {
+                if let Some(s) = seed {
+                    out.push_str(&format!("{s},"));
+                }
+                out.push_str(&format!("{x}"));
+                for r in ratios {
+                    out.push_str(&format!(",{r:.4}"));
+                }
+                out.push('\n');
             }
-            out.push('\n');
         }
         out
     }
 }
 
-/// The three figures.
-#[derive(Debug, Clone, Serialize)]
-pub struct StudyResults {
+/// The three figures of one generator seed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeedRun {
+    pub seed: u64,
     /// Fig. 5: acceptance ratio against total utilisation.
     pub acceptance: Curve,
     /// Fig. 6: weighted schedulability against read size.
     pub weighted_read_size: Curve,
     /// Fig. 7: weighted schedulability against write size.
     pub weighted_write_size: Curve,
-    /// Section VI.A's claims against the curves (and sections V's closed forms).
+}
+
+/// The three figures per seed, their means over the seeds (the plots), and the claims.
+#[derive(Debug, Clone, Serialize)]
+pub struct StudyResults {
+    /// Per generator seed, in the study's order.
+    pub runs: Vec<SeedRun>,
+    /// Fig. 5, the mean over the seeds.
+    pub acceptance: Curve,
+    /// Fig. 6, the mean over the seeds.
+    pub weighted_read_size: Curve,
+    /// Fig. 7, the mean over the seeds.
+    pub weighted_write_size: Curve,
+    /// Section VI.A's claims judged on every seed (and section V's closed forms, exactly).
     pub claims: Vec<PaperClaim>,
+}
+
+impl StudyResults {
+    /// One figure's table over every seed (a `seed` column first): `pick` chooses the figure.
+    pub fn csv(&self, pick: fn(&SeedRun) -> &Curve) -> String {
+        let curves: Vec<(Option<u64>, &Curve)> =
+            self.runs.iter().map(|r| (Some(r.seed), pick(r))).collect();
+        Curve::csv_by_seed(&curves)
+    }
 }
 
 pub mod claims;
