@@ -20,9 +20,13 @@ fn study(mode: StudyMode, queue_depths: &[u32], requests: u64, ssd: bool) -> Stu
         requests,
         ssd_presets: if ssd { vec!["cosmos".into()] } else { vec![] },
         ssd_tasks: vec![16],
+        // One seed: these tests check the model's shape; the claims' verdicts need three
+        // (src/experiment/mt_ftl/claims.rs tests them).
+        seeds: vec![1],
         ..StudyOptions::default()
     };
     assert_eq!(options.workload, "desktop");
+    assert_eq!(StudyOptions::default().seeds, [1, 2, 3]);
     options.run(&mut |_, _, _| {}).expect("the study runs")
 }
 
@@ -90,6 +94,17 @@ fn bounded_open_deeper_queues_lower_worst_and_mean_and_the_gain_grows_from_nil_t
         let w = gain(&s, "mt-board", 4, qd).worst_change;
         assert!(w <= 0.02, "qd {qd}: worst change {w}");
     }
+    // The halves of each run split its requests, and the overloaded board's backlog grows:
+    // the second half's mean response is well above the first's.
+    for p in s.points.iter().filter(|p| p.device == "mt-board") {
+        assert_eq!(p.halves[0].requests + p.halves[1].requests, p.requests);
+        assert!(p.halves[1].mean_ns > 1.25 * p.halves[0].mean_ns, "{p:?}");
+    }
+    // With one seed no claim has a verdict but "not measured".
+    assert!(s
+        .claims
+        .iter()
+        .all(|c| c.verdict == flashlab_sim::experiment::claims::Verdict::NotMeasured));
     // Where the time goes is reported: mt-ftl waits on NAND semaphores, its CPU is mostly idle.
     let mt = point(&s, "mt-ftl", 256);
     assert!(mt.sem_wait_ns.nand > 0 && mt.cpu_utilisation > 0.0 && mt.cpu_utilisation < 0.2);
@@ -115,4 +130,24 @@ fn closed_loop_deeper_queues_raise_mean_and_worst() {
         assert!(deep.max_ns > 3 * shallow.max_ns, "{ftl}");
         assert_eq!(deep.host_wait_mean_ns, 0.0, "{ftl}");
     }
+}
+
+/// A real (small) run on three seeds: every claim is judged per seed and merged, carries its
+/// parameters and size, and the audit finds no rule that cannot fail.
+#[test]
+fn a_small_run_on_three_seeds_gives_claims_the_audit_accepts() {
+    let options = StudyOptions {
+        queue_depths: vec![1, 8],
+        requests: 300,
+        board_blocks_per_plane: Some(256),
+        ssd_presets: vec![],
+        ..StudyOptions::default()
+    };
+    let s = options.run(&mut |_, _, _| {}).expect("the study runs");
+    assert_eq!(s.points.len(), 12);
+    let problems = flashlab_sim::experiment::claims::audit(&s.claims);
+    assert!(problems.is_empty(), "{problems:#?}");
+    let equal = &s.claims[2];
+    assert_eq!(equal.runs.len(), 3, "{equal:?}");
+    assert!(equal.size.contains("300 requests a run"), "{}", equal.size);
 }

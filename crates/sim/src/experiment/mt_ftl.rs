@@ -104,7 +104,9 @@ pub struct StudyOptions {
     /// steady state GC, which runs under the metadata semaphore, dominates and serializes both
     /// FTLs alike; half full, the host requests the tasks parallelize dominate.
     pub ssd_precondition: f64,
-    pub seed: u64,
+    /// Seeds: every point is run once per seed, and the claims are judged over them (at
+    /// least [`crate::experiment::claims::MIN_RUNS`] for a verdict).
+    pub seeds: Vec<u64>,
     /// Extra `KEY=VALUE` settings for every run.
     pub sets: Vec<String>,
 }
@@ -123,7 +125,7 @@ impl Default for StudyOptions {
             ssd_blocks_per_plane: 128,
             ssd_tasks: vec![4, 8, 16],
             ssd_precondition: 0.5,
-            seed: 1,
+            seeds: vec![1, 2, 3],
             sets: Vec::new(),
         }
     }
@@ -132,6 +134,7 @@ impl Default for StudyOptions {
 /// One run of the study.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
+    pub seed: u64,
     /// `board` or `ssd`.
     pub part: &'static str,
     pub device: String,
@@ -154,6 +157,45 @@ pub struct Point {
     pub polling_share: f64,
     /// Total semaphore waits per semaphore kind (`metadata`, `mapping`, `nand`), in ns.
     pub sem_wait_ns: SemWaits,
+    /// The response time over the first and the second half of the run's requests (in
+    /// completion order): a figure is stationary when its halves agree.
+    pub halves: [Half; 2],
+}
+
+/// The response time over one half of a run's requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Half {
+    pub requests: u64,
+    pub mean_ns: f64,
+    pub max_ns: u64,
+}
+
+/// Interval of the time series a point's halves are cut from (coarsened by the run when it
+/// would need more than [`crate::stats::MAX_INTERVALS`]).
+const HALVES_INTERVAL_NS: u64 = 1_000_000;
+
+/// The first and the second half of a run's requests, in completion order, from its time
+/// series (an interval goes to the half its first request belongs to).
+pub fn halves(series: &crate::stats::TimeSeriesReport) -> [Half; 2] {
+    let total: u64 = series.intervals.iter().map(|i| i.requests).sum();
+    let mut sums = [0.0f64; 2];
+    let mut out = [Half::default(); 2];
+    let mut seen = 0u64;
+    for i in series.intervals.iter().filter(|i| i.requests > 0) {
+        let h = usize::from(2 * seen >= total);
+        seen += i.requests;
+        sums[h] += i.mean_latency_ns * i.requests as f64;
+        out[h].requests += i.requests;
+        out[h].max_ns = out[h].max_ns.max(i.max_latency_ns);
+    }
+    for (half, sum) in out.iter_mut().zip(sums) {
+        half.mean_ns = if half.requests > 0 {
+            sum / half.requests as f64
+        } else {
+            0.0
+        };
+    }
+    out
 }
 
 /// Semaphore waits summed by kind.
@@ -167,6 +209,7 @@ pub struct SemWaits {
 /// mt-ftl against st-ftl at one queue depth.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gain {
+    pub seed: u64,
     pub part: &'static str,
     pub device: String,
     pub tasks: u32,
@@ -177,6 +220,9 @@ pub struct Gain {
     pub worst_change: f64,
     /// mean(st) / mean(mt).
     pub speedup: f64,
+    /// `mean_gain` and `worst_change` over the first and the second half of the requests.
+    pub mean_gain_halves: [f64; 2],
+    pub worst_change_halves: [f64; 2],
 }
 
 /// The whole study.
@@ -193,6 +239,7 @@ pub struct Study {
 /// One run to do.
 #[derive(Debug, Clone)]
 struct Case {
+    seed: u64,
     part: &'static str,
     device: String,
     ftl: &'static str,
@@ -204,6 +251,14 @@ struct Case {
 impl StudyOptions {
     fn cases(&self) -> Vec<Case> {
         let mut cases = Vec::new();
+        for &seed in &self.seeds {
+            cases.extend(self.seed_cases(seed));
+        }
+        cases
+    }
+
+    fn seed_cases(&self, seed: u64) -> Vec<Case> {
+        let mut cases = Vec::new();
         let board_sets: Vec<String> = self
             .board_blocks_per_plane
             .map(|b| vec![format!("geometry.blocks_per_plane={b}")])
@@ -211,6 +266,7 @@ impl StudyOptions {
         for &qd in &self.queue_depths {
             for (ftl, tasks) in [("st-ftl", 1), ("mt-ftl", self.board_tasks)] {
                 cases.push(Case {
+                    seed,
                     part: "board",
                     device: "mt-board".into(),
                     ftl,
@@ -232,6 +288,7 @@ impl StudyOptions {
                 let mt = self.ssd_tasks.iter().map(|&t| ("mt-ftl", t));
                 for (ftl, tasks) in st.chain(mt) {
                     cases.push(Case {
+                        seed,
                         part: "ssd",
                         device: preset.clone(),
                         ftl,
@@ -245,18 +302,63 @@ impl StudyOptions {
         cases
     }
 
-    /// Runs the study; `progress(done, total, what)` is called before each run.
+    /// Runs the study; `progress(done, total, what)` is called as runs finish. The runs are
+    /// independent and go on as many threads as the machine has cores.
     pub fn run(&self, progress: &mut dyn FnMut(usize, usize, &str)) -> Result<Study, SimError> {
-        let cases = self.cases();
-        let mut points = Vec::with_capacity(cases.len());
-        for (i, case) in cases.iter().enumerate() {
-            let what = format!(
-                "{} {} tasks={} qd={}",
-                case.device, case.ftl, case.tasks, case.queue_depth
-            );
-            progress(i, cases.len(), &what);
-            points.push(self.run_case(case)?);
+        if self.seeds.is_empty() {
+            return Err(ConfigError::invalid(
+                "--seeds",
+                "(none)",
+                "every point runs once per seed",
+                "one seed or more, e.g. 1,2,3",
+            )
+            .into());
         }
+        let cases = self.cases();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(cases.len())
+            .max(1);
+        let mut done: Vec<Option<Point>> = vec![None; cases.len()];
+        progress(0, cases.len(), "starting");
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let (send, receive) = std::sync::mpsc::channel();
+        let result = std::thread::scope(|scope| {
+            for _ in 0..threads {
+                let send = send.clone();
+                let (next, failed, cases) = (&next, &failed, &cases);
+                scope.spawn(move || loop {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    let i = next.fetch_add(1, Relaxed);
+                    if i >= cases.len() || failed.load(Relaxed) {
+                        break;
+                    }
+                    let point = self.run_case(&cases[i]);
+                    if point.is_err() {
+                        failed.store(true, Relaxed);
+                    }
+                    if send.send((i, point)).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(send);
+            let mut finished = 0;
+            for (i, point) in receive {
+                let case = &cases[i];
+                done[i] = Some(point?);
+                finished += 1;
+                let what = format!(
+                    "seed {} {} {} tasks={} qd={}",
+                    case.seed, case.device, case.ftl, case.tasks, case.queue_depth
+                );
+                progress(finished, cases.len(), &what);
+            }
+            Ok::<(), SimError>(())
+        });
+        result?;
+        let points: Vec<Point> = done.into_iter().flatten().collect();
         progress(cases.len(), cases.len(), "done");
         let gains = gains(&points);
         let mut study = Study {
@@ -273,14 +375,15 @@ impl StudyOptions {
     fn config(&self, case: &Case) -> Result<ExperimentConfig, SimError> {
         let name = format!("ftl.name=\"{}\"", case.ftl);
         let tasks = format!("ftl.tasks={}", case.tasks);
-        let seed = format!("run.seed={}", self.seed);
+        let seed = format!("run.seed={}", case.seed);
+        let series = format!("run.timeseries_interval_ns={HALVES_INTERVAL_NS}");
         let fill = if case.part == "ssd" {
             self.ssd_precondition
         } else {
             1.0
         };
         let precondition = format!("run.precondition={fill}");
-        let mut sets: Vec<&str> = vec![&name, &tasks, &seed, &precondition];
+        let mut sets: Vec<&str> = vec![&name, &tasks, &seed, &precondition, &series];
         sets.extend(case.sets.iter().map(String::as_str));
         sets.extend(self.sets.iter().map(String::as_str));
         let mut config = ExperimentConfig::with_sets(&case.device, &sets)?;
@@ -327,7 +430,9 @@ impl StudyOptions {
                 _ => {}
             }
         }
+        let halves = report.timeseries.as_ref().map(halves).unwrap_or_default();
         Ok(Point {
+            seed: case.seed,
             part: case.part,
             device: case.device.clone(),
             ftl: case.ftl.into(),
@@ -343,26 +448,36 @@ impl StudyOptions {
             cpu_utilisation: rtos["cpu_utilisation"].as_f64().unwrap_or(0.0),
             polling_share: rtos["polling_share"].as_f64().unwrap_or(0.0),
             sem_wait_ns: waits,
+            halves,
         })
     }
 }
 
-/// mt-ftl against st-ftl on the same device and queue depth.
+/// mt-ftl against st-ftl on the same seed, device and queue depth.
 fn gains(points: &[Point]) -> Vec<Gain> {
     let mut out = Vec::new();
     for mt in points.iter().filter(|p| p.ftl == "mt-ftl") {
         let st = points.iter().find(|p| {
-            p.ftl == "st-ftl" && p.device == mt.device && p.queue_depth == mt.queue_depth
+            p.ftl == "st-ftl"
+                && p.seed == mt.seed
+                && p.device == mt.device
+                && p.queue_depth == mt.queue_depth
         });
         if let Some(st) = st {
+            let gain = |mt: f64, st: f64| 1.0 - mt / st;
+            let worst = |mt: u64, st: u64| mt as f64 / st.max(1) as f64 - 1.0;
+            let half = |h: usize| (mt.halves[h], st.halves[h]);
             out.push(Gain {
+                seed: mt.seed,
                 part: mt.part,
                 device: mt.device.clone(),
                 tasks: mt.tasks,
                 queue_depth: mt.queue_depth,
-                mean_gain: 1.0 - mt.mean_ns / st.mean_ns,
-                worst_change: mt.max_ns as f64 / st.max_ns.max(1) as f64 - 1.0,
+                mean_gain: gain(mt.mean_ns, st.mean_ns),
+                worst_change: worst(mt.max_ns, st.max_ns),
                 speedup: st.mean_ns / mt.mean_ns,
+                mean_gain_halves: [0, 1].map(|h| gain(half(h).0.mean_ns, half(h).1.mean_ns)),
+                worst_change_halves: [0, 1].map(|h| worst(half(h).0.max_ns, half(h).1.max_ns)),
             });
         }
     }
@@ -373,15 +488,18 @@ impl Study {
     /// Rows of the CSV file (one per run).
     pub fn csv(&self) -> String {
         let mut out = String::from(
-            "mode,part,device,ftl,tasks,queue_depth,requests,mean_ms,p99_ms,max_ms,host_wait_mean_ms,\
+            "mode,seed,part,device,ftl,tasks,queue_depth,requests,mean_ms,p99_ms,max_ms,host_wait_mean_ms,\
              iops,write_amplification,cpu_utilisation,polling_share,metadata_wait_ms,mapping_wait_ms,\
-             nand_wait_ms\n",
+             nand_wait_ms,first_half_mean_ms,second_half_mean_ms,first_half_max_ms,\
+             second_half_max_ms\n",
         );
         let ms = |ns: f64| ns / 1e6;
         for p in &self.points {
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.3},{},{:.4},{:.4},{:.3},{:.3},{:.3}\n",
+                "{},{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.3},{},{:.4},{:.4},{:.3},{:.3},{:.3},\
+                 {:.6},{:.6},{:.6},{:.6}\n",
                 self.options.mode.name(),
+                p.seed,
                 p.part,
                 p.device,
                 p.ftl,
@@ -400,15 +518,29 @@ impl Study {
                 ms(p.sem_wait_ns.metadata as f64),
                 ms(p.sem_wait_ns.mapping as f64),
                 ms(p.sem_wait_ns.nand as f64),
+                ms(p.halves[0].mean_ns),
+                ms(p.halves[1].mean_ns),
+                ms(p.halves[0].max_ns as f64),
+                ms(p.halves[1].max_ns as f64),
             ));
         }
         out
     }
 
-    /// The gain of mt-ftl at `queue_depth` on `device` with `tasks` tasks.
+    /// The first seed's (the plots' and the docs' figures).
+    pub fn first_seed(&self) -> u64 {
+        self.options.seeds.first().copied().unwrap_or(0)
+    }
+
+    /// The gain of mt-ftl at `queue_depth` on `device` with `tasks` tasks, on the first seed.
     pub fn gain(&self, device: &str, tasks: u32, queue_depth: u32) -> Option<&Gain> {
-        self.gains
-            .iter()
-            .find(|g| g.device == device && g.tasks == tasks && g.queue_depth == queue_depth)
+        self.gain_on(self.first_seed(), device, tasks, queue_depth)
+    }
+
+    /// The gain of mt-ftl at `queue_depth` on `device` with `tasks` tasks, on `seed`.
+    pub fn gain_on(&self, seed: u64, device: &str, tasks: u32, queue_depth: u32) -> Option<&Gain> {
+        self.gains.iter().find(|g| {
+            g.seed == seed && g.device == device && g.tasks == tasks && g.queue_depth == queue_depth
+        })
     }
 }
