@@ -737,11 +737,36 @@ pub fn merge_runs(runs: Vec<Vec<PaperClaim>>) -> Vec<PaperClaim> {
 
 fn absorb(into: &mut PaperClaim, c: PaperClaim) {
     if c.basis != into.basis || c.conditions.len() != into.conditions.len() {
-        // A run that could not measure what another did (or measured a different set of
-        // conditions) keeps the first's evidence; a not-measured run adds nothing.
-        if into.basis == Basis::Unmeasured && c.basis != Basis::Unmeasured {
-            *into = c;
+        // A run that could not measure what another did keeps the other's evidence, and its
+        // reason joins the claim's (the merged claim, judged on fewer runs, says why).
+        let (mut measured, unmeasured) = if into.basis == Basis::Unmeasured {
+            (
+                c,
+                std::mem::replace(
+                    into,
+                    PaperClaim::bare("", "", "", String::new(), Basis::Unmeasured),
+                ),
+            )
+        } else {
+            (
+                std::mem::replace(
+                    into,
+                    PaperClaim::bare("", "", "", String::new(), Basis::Unmeasured),
+                ),
+                c,
+            )
+        };
+        if unmeasured.basis == Basis::Unmeasured && measured.basis != Basis::Unmeasured {
+            let note = format!("a run not measured: {}", unmeasured.deviation);
+            if !measured.deviation.contains(&note) {
+                measured.deviation = if measured.deviation.is_empty() {
+                    note
+                } else {
+                    format!("{}; {note}", measured.deviation)
+                };
+            }
         }
+        *into = measured;
         return;
     }
     into.runs.extend(c.runs);

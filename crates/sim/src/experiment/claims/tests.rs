@@ -239,3 +239,34 @@ fn the_audit_names_shim_claims_missing_evidence_and_rules_that_cannot_fail() {
     let shim = PaperClaim::new("s", "c", "p", "o", Verdict::Reproduced, "");
     assert!(audit(&[shim])[0].ends_with("built by the migration shim"));
 }
+
+#[test]
+fn a_run_that_could_not_measure_keeps_its_reason_in_the_merged_claim() {
+    let measured = |seed| {
+        PaperClaim::judged(
+            "Fig. 3",
+            "gain at depth 256",
+            "5.5%",
+            "x".into(),
+            vec![Condition::at_least("gain", 0.06, 0.0, "a gain")],
+            "docs/mt-ftl.md",
+        )
+        .on_run(seed, "", "full")
+    };
+    let missing = PaperClaim::not_measured(
+        "Fig. 3",
+        "gain at depth 256",
+        "5.5%",
+        "seed 3 ran no depth 256",
+    );
+    let c = merge_runs(vec![vec![measured(1)], vec![measured(2)], vec![missing]]).remove(0);
+    assert_eq!(c.verdict, Verdict::NotMeasured);
+    assert_eq!(c.runs.len(), 2);
+    assert!(
+        c.why.contains("judged on 2 run(s)")
+            && c.why
+                .contains("a run not measured: seed 3 ran no depth 256"),
+        "{}",
+        c.why
+    );
+}
