@@ -9,6 +9,8 @@ fn study(workload: &str, requests: u64, ks: Vec<u32>) -> Vec<KastPoint> {
         requests,
         workloads: vec![workload.into()],
         sets: vec!["geometry.blocks_per_plane=512".into()],
+        seeds: vec![1],
+        warmup: 0,
         ..KastStudy::default()
     };
     s.run(&mut |_, _, _| {}).unwrap_or_else(|e| panic!("{e}"))

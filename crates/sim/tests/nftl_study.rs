@@ -16,7 +16,7 @@ fn get<'s>(s: &'s NftlStudy, device: &str, trace: &str, blk: u32, variant: &str)
 fn the_study_shows_the_papers_directions() {
     let study = run_study(&NftlStudyConfig {
         flash_bytes: 2 << 20,
-        seed: 1,
+        seeds: vec![1],
     })
     .unwrap();
     eprintln!("{}", study.tables());
