@@ -42,6 +42,13 @@ fn fast_associativity_far_above_kast_bounded_by_k() {
     );
     let text = table(&points);
     assert!(text.contains("Fig. 6") && text.contains("Fig. 9"), "{text}");
+    // The claims of a real run: no rule that cannot fail, no missing evidence.
+    let claims = flashlab_sim::experiment::kast::claims(&KastStudy::default(), &points);
+    assert_eq!(claims.len(), 15);
+    assert_eq!(
+        flashlab_sim::experiment::claims::audit(&claims),
+        Vec::<String>::new()
+    );
 }
 
 /// Fig. 6 on the purely random `hotcold` workload (uniform 2-8 KiB pages in a hot set), the
