@@ -127,9 +127,10 @@ pub struct NftlArgs {
     /// Flash size in MiB (the paper: 34)
     #[arg(long, default_value_t = 34, value_parser = clap::value_parser!(u64).range(1..=4096))]
     flash_mib: u64,
-    /// Seed of the file-system streams
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seeds of the file-system streams, comma separated: every case runs once per seed (a
+    /// thread each), and a claim needs 3 seeds for a verdict
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    seeds: Vec<u64>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -146,9 +147,13 @@ pub struct KastArgs {
     /// Requests measured per run (20000, 2e4, 20k)
     #[arg(long, default_value = "20000", value_parser = crate::count_arg)]
     requests: u64,
-    /// Seed of every run
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Requests of the same workload run before the measured ones, not measured (steady state)
+    #[arg(long, default_value = "20000", value_parser = crate::count_arg)]
+    warmup: u64,
+    /// Seeds, comma separated: every point runs once per seed (a thread each), and a claim
+    /// needs 3 seeds for a verdict
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    seeds: Vec<u64>,
     /// Extra setting for every run (repeatable), e.g. --set geometry.blocks_per_plane=1024
     #[arg(short, long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -460,7 +465,8 @@ fn kast(a: &KastArgs) -> i32 {
         ks: a.ks.clone(),
         workloads: a.workloads.clone(),
         requests: a.requests,
-        seed: a.seed,
+        warmup: a.warmup,
+        seeds: a.seeds.clone(),
         sets: a.sets.clone(),
         ..KastStudy::default()
     };
@@ -492,7 +498,7 @@ fn nftl(a: &NftlArgs) -> i32 {
     };
     let study = match run_study(&NftlStudyConfig {
         flash_bytes: a.flash_mib << 20,
-        seed: a.seed,
+        seeds: a.seeds.clone(),
     }) {
         Ok(s) => s,
         Err(e) => return fail(&e),

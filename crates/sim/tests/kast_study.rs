@@ -9,6 +9,8 @@ fn study(workload: &str, requests: u64, ks: Vec<u32>) -> Vec<KastPoint> {
         requests,
         workloads: vec![workload.into()],
         sets: vec!["geometry.blocks_per_plane=512".into()],
+        seeds: vec![1],
+        warmup: 0,
         ..KastStudy::default()
     };
     s.run(&mut |_, _, _| {}).unwrap_or_else(|e| panic!("{e}"))
@@ -40,6 +42,13 @@ fn fast_associativity_far_above_kast_bounded_by_k() {
     );
     let text = table(&points);
     assert!(text.contains("Fig. 6") && text.contains("Fig. 9"), "{text}");
+    // The claims of a real run: no rule that cannot fail, no missing evidence.
+    let claims = flashlab_sim::experiment::kast::claims(&KastStudy::default(), &points);
+    assert_eq!(claims.len(), 15);
+    assert_eq!(
+        flashlab_sim::experiment::claims::audit(&claims),
+        Vec::<String>::new()
+    );
 }
 
 /// Fig. 6 on the purely random `hotcold` workload (uniform 2-8 KiB pages in a hot set), the

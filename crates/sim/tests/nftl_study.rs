@@ -16,10 +16,16 @@ fn get<'s>(s: &'s NftlStudy, device: &str, trace: &str, blk: u32, variant: &str)
 fn the_study_shows_the_papers_directions() {
     let study = run_study(&NftlStudyConfig {
         flash_bytes: 2 << 20,
-        seed: 1,
+        seeds: vec![1],
     })
     .unwrap();
     eprintln!("{}", study.tables());
+    // The claims of a real run: no rule that cannot fail, no missing evidence.
+    assert_eq!(
+        flashlab_sim::experiment::claims::audit(&study.claims),
+        Vec::<String>::new()
+    );
+    assert_eq!(study.claims.len(), 17);
     assert_eq!(study.runs.len(), 2 * 2 * 2 * 6);
     assert_eq!(study.csv().lines().count(), study.runs.len() + 1);
     for device in ["nftl-samsung", "nftl-toshiba"] {

@@ -19,18 +19,19 @@ use crate::{SimError, Simulation};
 
 pub mod claims;
 
-/// The study's size: the flash (the paper: 34 MB) and the seed of the streams.
+/// The study's size: the flash (the paper: 34 MB) and the seeds of the streams (every case
+/// runs once per seed, a thread each; a claim needs 3 seeds for a verdict).
 #[derive(Debug, Clone)]
 pub struct NftlStudyConfig {
     pub flash_bytes: u64,
-    pub seed: u64,
+    pub seeds: Vec<u64>,
 }
 
 impl Default for NftlStudyConfig {
     fn default() -> Self {
         NftlStudyConfig {
             flash_bytes: 34 << 20,
-            seed: 1,
+            seeds: vec![1, 2, 3],
         }
     }
 }
@@ -41,6 +42,8 @@ pub const CACHE_PERCENTS: [u32; 4] = [50, 100, 200, 400];
 /// One run: a device, block size, trace and NFTL variant.
 #[derive(Debug, Clone, Serialize)]
 pub struct NftlRun {
+    /// The seed of the file-system stream.
+    pub seed: u64,
     pub device: String,
     pub trace: &'static str,
     pub utilisation: f64,
@@ -119,8 +122,34 @@ fn run_one(
     Ok(build_report(&sim, serde_json::json!({ "kind": "fsbench" })))
 }
 
-/// Runs the whole study (8 device x block x trace cases, 6 variants each).
+/// Runs the whole study: per seed (a thread each), 8 device x block x trace cases, 6
+/// variants each; runs in seed order.
 pub fn run_study(study: &NftlStudyConfig) -> Result<NftlStudy, SimError> {
+    let per_seed: Vec<Result<Vec<NftlRun>, SimError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = study
+            .seeds
+            .iter()
+            .map(|&seed| scope.spawn(move || run_seed(study.flash_bytes, seed)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a seed's thread panicked"))
+            .collect()
+    });
+    let mut runs = Vec::new();
+    for r in per_seed {
+        runs.extend(r?);
+    }
+    let mut result = NftlStudy {
+        flash_bytes: study.flash_bytes,
+        runs,
+        claims: Vec::new(),
+    };
+    result.claims = claims::claims(&result);
+    Ok(result)
+}
+
+fn run_seed(flash_bytes: u64, seed: u64) -> Result<Vec<NftlRun>, SimError> {
     let mut runs = Vec::new();
     for device in ["nftl-samsung", "nftl-toshiba"] {
         for (trace, name, util) in [
@@ -128,7 +157,7 @@ pub fn run_study(study: &NftlStudyConfig) -> Result<NftlStudy, SimError> {
             (FsTrace::AtoPm, "atopm", 0.23),
         ] {
             for block_kib in [8, 16] {
-                let base = config(device, block_kib, study.flash_bytes, &[])?;
+                let base = config(device, block_kib, flash_bytes, &[])?;
                 let (_, sizing) = crate::ftl::nftl::NftlConfig::from_experiment(&base)?;
                 let lookup = lookup_table_bytes(&sizing);
                 let mut variants: Vec<(String, Vec<String>)> = vec![
@@ -143,20 +172,16 @@ pub fn run_study(study: &NftlStudyConfig) -> Result<NftlStudy, SimError> {
                     ));
                 }
                 for (variant, extra) in variants {
-                    let cfg = config(device, block_kib, study.flash_bytes, &extra)?;
-                    let r = run_one(&cfg, trace, util, study.seed)?;
-                    runs.push(row(device, name, util, block_kib, variant, &r, &sizing));
+                    let cfg = config(device, block_kib, flash_bytes, &extra)?;
+                    let r = run_one(&cfg, trace, util, seed)?;
+                    let mut run = row(device, name, util, block_kib, variant, &r, &sizing);
+                    run.seed = seed;
+                    runs.push(run);
                 }
             }
         }
     }
-    let mut result = NftlStudy {
-        flash_bytes: study.flash_bytes,
-        runs,
-        claims: Vec::new(),
-    };
-    result.claims = claims::claims(&result);
-    Ok(result)
+    Ok(runs)
 }
 
 fn row(
@@ -171,6 +196,7 @@ fn row(
     let c = &r.ftl_details["counters"];
     let count = |k: &str| c[k].as_u64().unwrap_or(0);
     NftlRun {
+        seed: 0,
         device: device.into(),
         trace,
         utilisation,
@@ -190,7 +216,12 @@ fn row(
 }
 
 impl NftlStudy {
-    /// The run of a case and variant.
+    /// The first seed's (the tables show its runs).
+    pub fn first_seed(&self) -> u64 {
+        self.runs.first().map_or(0, |r| r.seed)
+    }
+
+    /// The run of a case and variant on the first seed.
     pub fn find(
         &self,
         device: &str,
@@ -198,24 +229,42 @@ impl NftlStudy {
         block_kib: u32,
         variant: &str,
     ) -> Option<&NftlRun> {
+        self.find_seed(self.first_seed(), device, trace, block_kib, variant)
+    }
+
+    /// The run of a case and variant on `seed`.
+    pub fn find_seed(
+        &self,
+        seed: u64,
+        device: &str,
+        trace: &str,
+        block_kib: u32,
+        variant: &str,
+    ) -> Option<&NftlRun> {
         self.runs.iter().find(|r| {
-            r.device == device
+            r.seed == seed
+                && r.device == device
                 && r.trace == trace
                 && r.block_kib == block_kib
                 && r.variant == variant
         })
     }
 
-    /// Tables 4, 5 and 6 as text.
+    /// Tables 4, 5 and 6 as text, of the first seed's runs (results.csv has every seed's).
     pub fn tables(&self) -> String {
         let mut t = String::new();
-        t.push_str("Table 4: trace characteristics (NFTL, Samsung)\n");
+        let seed = self.first_seed();
+        let first = |r: &&NftlRun| r.seed == seed;
+        t.push_str(&format!(
+            "Table 4: trace characteristics (NFTL, Samsung; seed {seed})\n"
+        ));
         t.push_str(
             "trace   blk  fs reads  fs writes  fs read%  flash reads  flash writes  flash read%\n",
         );
         for r in self
             .runs
             .iter()
+            .filter(first)
             .filter(|r| r.variant == "plain" && r.device == "nftl-samsung")
         {
             let pct = |a: u64, b: u64| 100.0 * a as f64 / (a + b).max(1) as f64;
@@ -233,7 +282,12 @@ impl NftlStudy {
         }
         t.push_str("\nTable 5: average read/write time per sector (us), gains over NFTL (cache at 100% of the lookup table)\n");
         t.push_str("device        trace  util blk  folds   GC  write  read | lookup write gain%  read gain% | cache write gain%  read gain%\n");
-        for p in self.runs.iter().filter(|r| r.variant == "plain") {
+        for p in self
+            .runs
+            .iter()
+            .filter(first)
+            .filter(|r| r.variant == "plain")
+        {
             let (Some(l), Some(c)) = (
                 self.find(&p.device, p.trace, p.block_kib, "lookup"),
                 self.find(&p.device, p.trace, p.block_kib, "cache-100%"),
@@ -256,6 +310,7 @@ impl NftlStudy {
         for p in self
             .runs
             .iter()
+            .filter(first)
             .filter(|r| r.variant == "plain" && r.device == "nftl-samsung")
         {
             let (Some(l), Some(c)) = (
@@ -281,10 +336,11 @@ impl NftlStudy {
 
     /// Every run as CSV.
     pub fn csv(&self) -> String {
-        let mut s = String::from("device,trace,utilisation,block_kib,variant,fs_reads,fs_writes,flash_reads,flash_writes,oob_reads,folds,gc_runs,write_us_per_sector,read_us_per_sector,ram_bytes\n");
+        let mut s = String::from("seed,device,trace,utilisation,block_kib,variant,fs_reads,fs_writes,flash_reads,flash_writes,oob_reads,folds,gc_runs,write_us_per_sector,read_us_per_sector,ram_bytes\n");
         for r in &self.runs {
             s.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{}\n",
+                r.seed,
                 r.device,
                 r.trace,
                 r.utilisation,
