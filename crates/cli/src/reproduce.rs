@@ -291,7 +291,7 @@ fn print_summary(
             o.flashlab
         );
     }
-    let header: Vec<String> = COUNT_HEADERS.iter().map(|h| format!("{h:>12}")).collect();
+    let header: Vec<String> = COUNT_HEADERS.iter().map(|h| format!("{h:>13}")).collect();
     println!("{:<24}{} {:>8}", "paper", header.join(""), "failed");
     for paper in papers {
         let mine: Vec<&StudyOutcome> = outcomes
@@ -306,8 +306,8 @@ fn print_summary(
         let theirs = other.map(|r| other_counts(r, paper));
         let cells: Vec<String> = (0..7)
             .map(|i| match &theirs {
-                Some(t) => format!("{:>12}", format!("{}/{}", counts[i], t[i])),
-                None => format!("{:>12}", counts[i]),
+                Some(t) => format!("{:>13}", format!("{}/{}", counts[i], t[i])),
+                None => format!("{:>13}", counts[i]),
             })
             .collect();
         let failed = mine.iter().filter(|o| o.exit_code != 0).count();

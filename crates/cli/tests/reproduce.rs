@@ -118,7 +118,7 @@ fn a_quick_part_ftl_run_writes_both_studies_and_a_self_contained_report() {
         .lines()
         .rfind(|l| l.starts_with("part-ftl "))
         .unwrap();
-    let cells: Vec<String> = rows.iter().map(|n| format!("{n:>12}")).collect();
+    let cells: Vec<String> = rows.iter().map(|n| format!("{n:>13}")).collect();
     assert_eq!(
         summary,
         format!("{:<24}{} {:>8}", "part-ftl", cells.join(""), 0),

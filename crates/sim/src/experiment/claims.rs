@@ -73,15 +73,6 @@ impl Verdict {
         }
     }
 
-    /// MIGRATION ONLY (issue 26): `Reproduced` when `holds`, else `Differs`.
-    pub fn from_holds(holds: bool) -> Self {
-        if holds {
-            Verdict::Reproduced
-        } else {
-            Verdict::Differs
-        }
-    }
-
     /// The JSON name ("shape_only").
     pub fn key(self) -> &'static str {
         match self {
@@ -328,9 +319,6 @@ pub struct PaperClaim {
     pub basis: Basis,
     /// The smallest margin of the level's conditions, each in its figure's unit, in words.
     pub margin: String,
-    /// Built by the migration shim [`PaperClaim::new`] (none may remain).
-    #[serde(skip)]
-    pub legacy: bool,
 }
 
 impl PaperClaim {
@@ -388,52 +376,6 @@ impl PaperClaim {
         c
     }
 
-    /// MIGRATION ONLY (issue 26): a claim with a verdict decided by its study, as one exact
-    /// fact. Removed once every study judges its claims with conditions.
-    pub fn new(
-        source: impl Into<String>,
-        claim: impl Into<String>,
-        paper: impl Into<String>,
-        ours: impl Into<String>,
-        verdict: Verdict,
-        why: impl Into<String>,
-    ) -> Self {
-        let (source, claim, paper) = (source.into(), claim.into(), paper.into());
-        let level = Condition::fact("legacy verdict", verdict == Verdict::Reproduced);
-        let mut c = Self::judged(
-            &source,
-            &claim,
-            &paper,
-            ours.into(),
-            vec![level],
-            &why.into(),
-        );
-        if verdict == Verdict::ShapeOnly {
-            c.shape = vec![Condition::fact("legacy shape", true)];
-        }
-        c.basis = Basis::Exact;
-        c.legacy = true;
-        c.judge();
-        c
-    }
-
-    /// MIGRATION ONLY (issue 26): see [`PaperClaim::new`].
-    pub fn holds(
-        source: &str,
-        claim: &str,
-        paper: &str,
-        ours: String,
-        ok: bool,
-        why: &str,
-    ) -> Self {
-        let v = if ok {
-            Verdict::Reproduced
-        } else {
-            Verdict::Differs
-        };
-        Self::new(source, claim, paper, ours, v, why)
-    }
-
     fn bare(source: &str, claim: &str, paper: &str, ours: String, basis: Basis) -> Self {
         PaperClaim {
             source: source.into(),
@@ -451,7 +393,6 @@ impl PaperClaim {
             size: String::new(),
             basis,
             margin: String::new(),
-            legacy: false,
         }
     }
 
@@ -636,7 +577,7 @@ impl PaperClaim {
 }
 
 /// What a reviewer would reject in a list of claims, one line per problem (empty: none):
-/// a claim built by the migration shim; a judged claim without parameters, size or a
+/// a judged claim without parameters, size or a
 /// tolerance; and a claim whose rule cannot fail: pushing any one condition just past its
 /// bound (the others exactly at theirs, no spread) must leave it neither reproduced nor
 /// fitted, and every condition exactly at its bound must make it reproduced or fitted.
@@ -644,9 +585,6 @@ pub fn audit(claims: &[PaperClaim]) -> Vec<String> {
     let mut problems = Vec::new();
     for c in claims {
         let name = format!("{}: {}", c.source, c.claim);
-        if c.legacy {
-            problems.push(format!("{name}: built by the migration shim"));
-        }
         if !matches!(c.basis, Basis::Simulated | Basis::Exact) {
             continue;
         }
