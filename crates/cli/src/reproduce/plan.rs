@@ -26,16 +26,22 @@ pub struct StudyPlan {
     /// Wall time of the quick run in a release build on one core (measured), for the
     /// progress lines.
     pub quick_s: u32,
+    /// CPU time of the full run in a release build (measured, all seeds), for the progress
+    /// lines of `--full`.
+    pub full_cpu_s: u32,
     pub deviations: &'static [DocSection],
 }
 
 impl StudyPlan {
-    /// ", about N s in a release build" for the quick run's progress line.
+    /// ", about N s in a release build" for the quick run's progress line; the full run's
+    /// CPU time for the full one.
     pub fn expected(&self, quick: bool) -> String {
         if quick {
             format!(", about {} s in a release build", self.quick_s)
+        } else if self.full_cpu_s >= 120 {
+            format!(", about {} min of CPU in a release build", self.full_cpu_s / 60)
         } else {
-            String::new()
+            format!(", about {} s of CPU in a release build", self.full_cpu_s)
         }
     }
 }
@@ -100,6 +106,7 @@ pub const PAPERS: [Paper; 5] = [
                     need the paper's 4 GB board and depth 256). Full: 5,000 requests per run, \
                     queue depths 1-256, the 4 GB board, cosmos and fmmu-16ch with 16 tasks.",
             quick_s: 65,
+            full_cpu_s: 700,
             deviations: &[section!("mt-ftl.md", "Results and deviations")],
         }],
     },
@@ -116,6 +123,7 @@ pub const PAPERS: [Paper; 5] = [
                     under the file-system-benchmark stand-in at 94% and 23% utilisation, on the \
                     paper's 34 MiB of flash, seeds 1-3 (quick and full alike).",
             quick_s: 25,
+            full_cpu_s: 40,
             deviations: &[
                 section!(
                     "nftl.md",
@@ -143,6 +151,7 @@ pub const PAPERS: [Paper; 5] = [
                     paper's traces, seeds 1-3, each run after a full precondition and 20,000 \
                     warm-up requests. Quick: 20,000 measured requests a run; full: 80,000.",
             quick_s: 150,
+            full_cpu_s: 300,
             deviations: &[
                 section!(
                     "kast.md",
@@ -173,6 +182,7 @@ pub const PAPERS: [Paper; 5] = [
                     64 x 64 blocks of 64 pages (16 GiB), 10,000 + 40,000 requests, random \
                     writes 200,000 + 100,000 at steady GC.",
             quick_s: 75,
+            full_cpu_s: 955,
             deviations: &[
                 section!("fmmu.md", "Set-up"),
                 section!(
@@ -197,6 +207,7 @@ pub const PAPERS: [Paper; 5] = [
                         1, 2, 3; plus the closed forms of eqs. 9-16, exactly. Quick: 100 task sets \
                         per point; full: the paper's 500.",
                 quick_s: 1,
+                full_cpu_s: 5,
                 deviations: &[section!("realtime-analysis.md", "Claims")],
             },
             StudyPlan {
@@ -213,6 +224,7 @@ pub const PAPERS: [Paper; 5] = [
                         128 GiB DIMM takes about 5 CPU minutes a seed, and the figures judged \
                         depend on the size only through when GC starts (their halves are checked).",
                 quick_s: 12,
+                full_cpu_s: 89,
                 deviations: &[
                     section!("part-cosmos.md", "Set-up"),
                     section!("part-cosmos.md", "Claims"),

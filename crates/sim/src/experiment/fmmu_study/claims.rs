@@ -767,6 +767,13 @@ fn random_write(c: &Ctx) -> Vec<PaperClaim> {
     vec![order, cdftl, fmmu]
 }
 
+/// Why the quick run does not judge a software FTL's share of the ideal's random reads.
+pub const QUICK_READ_SHARE: &str = "not measured at quick size: the quick device's ideal \
+     random read does not saturate the NAND bus (1.09-1.11 MIOPS with the bus 72-73% busy, \
+     against 1.27 MIOPS and 92-93% at full size), so a share of it is not the share the paper \
+     means: DFTL's was 68% of it at quick size and is 63.4% at full size; `flashlab reproduce \
+     --full`";
+
 fn random_read(c: &Ctx) -> Vec<PaperClaim> {
     let r = "rand-read-4k";
     let approach = |scheme: &str, name: &str| {
@@ -776,6 +783,10 @@ fn random_read(c: &Ctx) -> Vec<PaperClaim> {
             "approach ideal with 4 cores",
         );
         match c.ratio(scheme, "ideal", r) {
+            // A share of an ideal that does not saturate the bus is not the paper's share.
+            Some(_) if c.study.is_quick_size() => {
+                PaperClaim::not_measured(s, &cl, t, QUICK_READ_SHARE)
+            }
             Some(x) => {
                 let claim = PaperClaim::judged(
                     s,

@@ -408,6 +408,8 @@ fn one_seed_is_not_a_verdict_and_missing_parts_say_so() {
         ("Fig. 11(c)", "random write on 4 cores"),
         ("Fig. 11(c)", "CDFTL on 4 cores"),
         ("Fig. 11(c)", "FMMU's random write"),
+        ("Fig. 11(d)", "DFTL approaches the ideal"),
+        ("Fig. 11(d)", "CDFTL approaches the ideal"),
     ] {
         let x = find(&c, source, start);
         assert_eq!(x.verdict, Verdict::NotMeasured, "{start}");
