@@ -39,7 +39,10 @@ impl StudyPlan {
         if quick {
             format!(", about {} s in a release build", self.quick_s)
         } else if self.full_cpu_s >= 120 {
-            format!(", about {} min of CPU in a release build", self.full_cpu_s / 60)
+            format!(
+                ", about {} min of CPU in a release build",
+                self.full_cpu_s / 60
+            )
         } else {
             format!(", about {} s of CPU in a release build", self.full_cpu_s)
         }
