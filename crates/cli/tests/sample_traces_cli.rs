@@ -266,6 +266,8 @@ fn fmmu_study_finds_its_traces_with_none_given() {
             "--out",
             "study",
             "--no-progress",
+            "--seeds",
+            "1",
         ],
     );
     r.assert_success();
