@@ -44,7 +44,7 @@ fn fast_associativity_far_above_kast_bounded_by_k() {
     assert!(text.contains("Fig. 6") && text.contains("Fig. 9"), "{text}");
     // The claims of a real run: no rule that cannot fail, no missing evidence.
     let claims = flashlab_sim::experiment::kast::claims(&KastStudy::default(), &points);
-    assert_eq!(claims.len(), 15);
+    assert_eq!(claims.len(), 16);
     assert_eq!(
         flashlab_sim::experiment::claims::audit(&claims),
         Vec::<String>::new()
@@ -109,6 +109,43 @@ fn pc_applications_kast_total_io_time_below_fast_and_sast_for_k_8_and_16() {
         assert!(
             kast.total_io_ns < fast.total_io_ns && kast.total_io_ns < sast.total_io_ns,
             "K={k}: {kast:?} against {fast:?} and {sast:?}"
+        );
+    }
+}
+
+/// The study's set-up measures the FTLs, not the warm-up: on the claims' workload (`web`) at
+/// the study's size (the 1 GiB `kast-slc`, 20,000 measured requests), doubling the warm-up
+/// changes no point's merges or total I/O time by more than 10%, the tolerance of the claims
+/// on them (K = 8 and 16, the K of the paper's statements; one seed). Measured: at most 5%.
+/// Worst cases (the largest associativity, the worst blocking time) are extremes of a window
+/// and are judged on 80,000-request windows only.
+#[test]
+fn doubling_the_warmup_changes_no_figure_beyond_its_tolerance() {
+    let run = |warmup: u64| {
+        let s = KastStudy {
+            ks: vec![8, 16],
+            warmup,
+            workloads: vec!["web".into()],
+            seeds: vec![1],
+            ..KastStudy::default()
+        };
+        s.run(&mut |_, _, _| {}).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (once, twice) = (run(20_000), run(40_000));
+    assert!(once.iter().all(|p| p.warmup_steady), "{once:?}");
+    for (a, b) in once.iter().zip(&twice) {
+        let change = |x: f64, y: f64| (y - x).abs() / x;
+        let merges = change(a.merges as f64, b.merges as f64);
+        let time = change(a.total_io_ns as f64, b.total_io_ns as f64);
+        assert!(
+            merges <= 0.10 && time <= 0.10,
+            "{} K={}: merges {} then {}, total I/O {} then {} ns",
+            a.ftl,
+            a.k,
+            a.merges,
+            b.merges,
+            a.total_io_ns,
+            b.total_io_ns
         );
     }
 }

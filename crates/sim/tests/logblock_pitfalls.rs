@@ -3,6 +3,7 @@
 //! valid in other log blocks; and KAST's bound on every merge's associativity.
 
 use flashlab_sim::config::ExperimentConfig;
+use flashlab_sim::flash::{Cause, OpKind};
 use flashlab_sim::testing::{self, Options, Step};
 
 /// One die of 32 blocks of 16 pages of 2 KiB (sector = 512 B, 4 sectors a page), fresh.
@@ -120,9 +121,14 @@ fn kast_merges_never_exceed_k() {
         // Fewer associations (log blocks x K) than the 25 data blocks, so random writes
         // drive log blocks to K before they fill.
         let log_blocks = if k < 5 { 6 } else { 3 };
+        // No ageing: log blocks stay until full, so they reach K.
         let cfg = config(
             "kast",
-            &[("log_blocks", log_blocks), ("max_associativity", k)],
+            &[
+                ("log_blocks", log_blocks),
+                ("max_associativity", k),
+                ("cold_log_age_page_writes", 1_000_000_000),
+            ],
             true,
         );
         let logical = testing::logical_sectors(&cfg).unwrap();
@@ -133,13 +139,13 @@ fn kast_merges_never_exceed_k() {
         for &(assoc, merges) in &m.associativity.histogram {
             assert!(i64::from(assoc) <= k && merges > 0, "K={k}: {m:?}");
         }
-        if k > 1 {
-            assert_eq!(
-                i64::from(m.associativity.max),
-                k,
-                "K={k}: the bound is reached: {m:?}"
-            );
-        }
+        // Not vacuous: the bound is reached up to K = 5; at K = 8 (3 log blocks of 16 pages
+        // filling before they widen that far) merges still reach 5.
+        let reached = if k <= 5 { k } else { 5 };
+        assert!(
+            i64::from(m.associativity.max) >= reached,
+            "K={k}: associativity {reached} is reached: {m:?}"
+        );
     }
 }
 
@@ -182,8 +188,9 @@ fn merge_blocking_time_stays_within_the_predicted_worst_case() {
 
 /// kast.txt section II on `kast-mlc` (128 pages a block, 50 / 650 us, 2 ms erase): a FAST
 /// random log block holding one page of each of N = 128 full data blocks is merged at the
-/// cost N·k·C_copy + (k+1)·C_erase with k = N, exactly (C_copy = page read + page program +
-/// two 4 KiB bus transfers), which is the report's predicted worst FAST merge.
+/// cost N·k·C_copy + (k+1)·C_erase with k = N, exactly (C_copy = page read + page program,
+/// the paper's: merges copy by copyback, no bus transfer), which is the report's predicted
+/// worst FAST merge.
 #[test]
 fn fast_merge_of_a_log_block_with_k_equal_n_costs_what_section_ii_says() {
     const N: u64 = 128;
@@ -223,12 +230,12 @@ fn fast_merge_of_a_log_block_with_k_equal_n_costs_what_section_ii_says() {
     assert_eq!(m.pages_copied, N * N, "{m:?}");
 
     let t = &cfg.timing;
-    let bus_ns = t.bus_ns(u64::from(cfg.geometry.page_bytes));
-    let copy_ns = t.read_latency_ns + t.program_latency_ns + 2 * bus_ns;
+    let copy_ns = t.read_latency_ns + t.program_latency_ns;
     let formula_ns = N * N * copy_ns + (N + 1) * t.erase_latency_ns;
-    // 128 · 128 · (50 + 650 + 2 · 102.4 us) + 129 · 2 ms = 15.08 s.
-    assert_eq!(bus_ns, 102_400);
-    assert_eq!(formula_ns, 15_082_243_200);
+    // 128 · 128 · (50 + 650 us) + 129 · 2 ms = 11.73 s (the paper writes "about 6 seconds").
+    assert_eq!(formula_ns, 11_726_800_000);
+    let copybacks = o.flash.get(OpKind::Copyback, Cause::Merge);
+    assert_eq!(copybacks, N * N, "every copy is a copyback");
     assert_eq!(m.blocking_ns.max, formula_ns, "{m:?}");
     assert_eq!(m.predicted_worst_blocking_ns, Some(formula_ns), "{m:?}");
 }

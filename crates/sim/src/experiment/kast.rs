@@ -49,9 +49,9 @@ pub struct KastStudy {
     pub ks: Vec<u32>,
     pub workloads: Vec<String>,
     pub requests: u64,
-    /// Requests of the same workload run before the measured window, not measured (the
-    /// preconditioning fill leaves every FTL in a state the workload then moves away from:
-    /// FAST's worst merges come in the first thousands of requests).
+    /// Requests of the same workload run at least before the measured window, not measured
+    /// (the sequential fill leaves every FTL in a state the workload then moves away from);
+    /// the warm-up goes on until the merge rate is steady (`KastStudy::warm_up`).
     pub warmup: u64,
     /// One run of every point per seed (claims need at least 3).
     pub seeds: Vec<u64>,
@@ -83,6 +83,11 @@ pub struct Half {
     /// Mean blocking time of a merge (0 when none).
     pub blocking_mean_ns: f64,
     pub total_io_ns: u64,
+    /// Log blocks merged at least once in this half (of `log_blocks`).
+    pub log_blocks_merged: u32,
+    /// Oldest log block of this half, merged or still allocated at its end, in host page
+    /// writes since its allocation.
+    pub oldest_log_block_age_page_writes: u64,
 }
 
 /// One run.
@@ -109,6 +114,11 @@ pub struct KastPoint {
     pub total_io_ns: u64,
     /// The figures over the first and the second half of the measured requests.
     pub halves: [Half; 2],
+    /// Requests of the unmeasured warm-up (after the sequential fill).
+    pub warmup_requests: u64,
+    /// Whether the warm-up ended with merges at a steady rate ([`steady`]) rather than at its
+    /// cap.
+    pub warmup_steady: bool,
 }
 
 /// The first `left` requests of a shared source: the window's halves run as two runs of one
@@ -240,7 +250,9 @@ impl KastStudy {
             format!("ftl.log_blocks={}", self.log_blocks),
             format!("run.seed={seed}"),
             "run.precondition=1.0".into(),
-            "run.precondition_max_passes=1".into(),
+            // A sequential fill only: a uniformly random pass leaves cold random pages in the
+            // log blocks that decided FAST's worst merges (issue 27); the paper has none.
+            "run.precondition_max_passes=0".into(),
         ];
         match ftl {
             "sast" => {
@@ -254,7 +266,7 @@ impl KastStudy {
         let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
         let mut config = ExperimentConfig::with_sets(&self.device, &refs)?;
         let mut w = parse_spec(spec)?;
-        w.count = self.warmup + self.requests;
+        w.count = self.warmup * WARMUP_MAX_FACTOR + self.requests;
         config.workload = w;
         config.validate()?;
         Ok(config)
@@ -276,9 +288,7 @@ impl KastStudy {
             sim.precondition()?;
         }
         let inner = Rc::new(RefCell::new(crate::workload_source(&config, &sim)?));
-        if self.warmup > 0 {
-            run_half(&mut sim, &inner, self.warmup)?;
-        }
+        let (warmup_requests, warmup_steady) = self.warm_up(&mut sim, &inner)?;
         let first = self.requests / 2;
         let (a, ma) = run_half(&mut sim, &inner, first)?;
         let (b, mb) = run_half(&mut sim, &inner, self.requests - first)?;
@@ -305,8 +315,48 @@ impl KastStudy {
             predicted_worst_ns: mb.predicted_worst_blocking_ns,
             total_io_ns: a.total_io_ns + b.total_io_ns,
             halves: [a, b],
+            warmup_requests,
+            warmup_steady,
         })
     }
+
+    /// The unmeasured warm-up: `warmup` requests, then chunks of a quarter of that until two
+    /// chunks in a row merge at the same rate ([`steady`]), at most `WARMUP_MAX_FACTOR` x
+    /// `warmup` requests. Returns the requests run and whether the merges were steady.
+    fn warm_up(
+        &self,
+        sim: &mut Simulation,
+        inner: &Rc<RefCell<Box<dyn RequestSource>>>,
+    ) -> Result<(u64, bool), SimError> {
+        if self.warmup == 0 {
+            return Ok((0, false));
+        }
+        run_half(sim, inner, self.warmup)?;
+        let chunk = (self.warmup / 4).max(1);
+        let mut done = self.warmup + chunk;
+        let mut before = run_half(sim, inner, chunk)?.0.merges;
+        loop {
+            let last = run_half(sim, inner, chunk)?.0.merges;
+            done += chunk;
+            if steady(before, last) {
+                return Ok((done, true));
+            }
+            if done + chunk > self.warmup * WARMUP_MAX_FACTOR {
+                return Ok((done, false));
+            }
+            before = last;
+        }
+    }
+}
+
+/// The warm-up stops at most at this multiple of `warmup`.
+pub const WARMUP_MAX_FACTOR: u64 = 4;
+
+/// Whether two equal chunks of requests merged at the same rate: within 10%, or within two
+/// standard deviations of counting noise (2·sqrt(a + b), the counts taken as Poisson).
+pub fn steady(a: u64, b: u64) -> bool {
+    let diff = a.abs_diff(b) as f64;
+    diff <= 0.1 * a.max(b) as f64 || diff <= 2.0 * ((a + b) as f64).sqrt()
 }
 
 /// The next `requests` of `inner` on `sim`, measured on their own.
@@ -332,6 +382,11 @@ fn run_half(
         blocking_mean_ns: m.blocking_ns.mean,
         // The exact mean times the count: the sum of the latencies.
         total_io_ns: (all.latency_ns.mean * all.count as f64).round() as u64,
+        log_blocks_merged: m.log_buffer.map_or(0, |u| u.log_blocks_merged),
+        oldest_log_block_age_page_writes: m.log_buffer.map_or(0, |u| {
+            u.oldest_merged_age_page_writes
+                .max(u.oldest_unmerged_age_page_writes)
+        }),
     };
     Ok((half, m))
 }
@@ -346,11 +401,12 @@ pub fn table(points: &[KastPoint]) -> String {
     let Some(seed) = points.first().map(|p| p.seed) else {
         return out;
     };
+    out += &warmup_line(points);
     let points: Vec<KastPoint> = points.iter().filter(|p| p.seed == seed).cloned().collect();
     let points = points.as_slice();
     let mut workloads: Vec<&str> = points.iter().map(|p| p.workload.as_str()).collect();
     workloads.dedup();
-    let metrics: [Metric; 6] = [
+    let metrics: [Metric; 8] = [
         ("Fig. 6 log block merges", |p| p.merges.to_string()),
         ("Fig. 7 max associativity of a merged log block", |p| {
             p.associativity_max.to_string()
@@ -366,6 +422,18 @@ pub fn table(points: &[KastPoint]) -> String {
         }),
         ("pages copied by merges (thousands)", |p| {
             format!("{:.1}", p.pages_copied as f64 / 1e3)
+        }),
+        ("log blocks merged in each half of the window (fewest)", |p| {
+            p.halves
+                .iter()
+                .map(|h| h.log_blocks_merged)
+                .min()
+                .unwrap_or(0)
+                .to_string()
+        }),
+        ("oldest log block (thousand host page writes since allocation)", |p| {
+            let age = p.halves.iter().map(|h| h.oldest_log_block_age_page_writes);
+            format!("{:.1}", age.max().unwrap_or(0) as f64 / 1e3)
         }),
     ];
     for w in workloads {
@@ -401,14 +469,34 @@ pub fn table(points: &[KastPoint]) -> String {
     out
 }
 
+/// The warm-up's length over every point and how many ended steady.
+fn warmup_line(points: &[KastPoint]) -> String {
+    // BAST and FAST run once and are listed at every K.
+    let first_k = points.iter().map(|p| p.k).min().unwrap_or(0);
+    let runs: Vec<&KastPoint> = points
+        .iter()
+        .filter(|p| !matches!(p.ftl.as_str(), "bast" | "fast") || p.k == first_k)
+        .collect();
+    let lengths = runs.iter().map(|p| p.warmup_requests);
+    let (min, max) = (lengths.clone().min(), lengths.max());
+    let steady = runs.iter().filter(|p| p.warmup_steady).count();
+    format!(
+        "warm-up after a sequential fill (unmeasured): {} to {} requests a run; merge rate \
+         steady at its end in {steady} of {} runs\n\n",
+        min.unwrap_or(0),
+        max.unwrap_or(0),
+        runs.len()
+    )
+}
+
 /// One CSV row per point.
 pub fn csv(points: &[KastPoint]) -> String {
     let mut out = String::from(
-        "seed,workload,ftl,k,merges,switch,partial,full,pages_copied,associativity_max,associativity_mean,blocking_max_ns,blocking_mean_ns,predicted_worst_ns,total_io_ns\n",
+        "seed,workload,ftl,k,merges,switch,partial,full,pages_copied,associativity_max,associativity_mean,blocking_max_ns,blocking_mean_ns,predicted_worst_ns,total_io_ns,warmup_requests,warmup_steady\n",
     );
     for p in points {
         out += &format!(
-            "{},{},{},{},{},{},{},{},{},{},{:.3},{},{:.0},{},{:.0}\n",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{},{:.0},{},{:.0},{},{}\n",
             p.seed,
             p.workload,
             p.ftl,
@@ -424,7 +512,9 @@ pub fn csv(points: &[KastPoint]) -> String {
             p.blocking_mean_ns,
             p.predicted_worst_ns
                 .map_or(String::new(), |v| v.to_string()),
-            p.total_io_ns
+            p.total_io_ns,
+            p.warmup_requests,
+            p.warmup_steady
         );
     }
     out
@@ -474,7 +564,7 @@ mod tests {
         };
         let p = warm.run_point(2, "web", "kast", 4).unwrap();
         let config = warm.config(2, "web", "kast", 4).unwrap();
-        assert_eq!(config.workload.count, 900);
+        assert_eq!(config.workload.count, 4 * 300 + 600);
         let whole = crate::run_experiment(&config, &mut |_| {}).unwrap();
         assert!(p.merges < whole.merges.unwrap_or_default().total, "{p:?}");
         assert_eq!(p.halves[0].merges + p.halves[1].merges, p.merges, "{p:?}");

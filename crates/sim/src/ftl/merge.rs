@@ -65,6 +65,24 @@ pub struct MergeProfile {
     /// The longest a merge can block, if the design bounds it: e.g. N·k·C_copy + (k+1)·C_erase
     /// for a log block of N pages associated with k data blocks (kast.txt section II).
     pub predicted_worst_blocking_ns: Option<u64>,
+    /// How a log-buffer FTL used its log blocks (None for FTLs without a log buffer).
+    pub log_buffer: Option<LogBufferUse>,
+}
+
+/// How much of its log buffer a log-block FTL used over the measured window: a log block
+/// never merged holds log space the FTL does not use (issue 27: a victim rule with no ageing
+/// left KAST running on 6 of its 32 log blocks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct LogBufferUse {
+    /// Log blocks (slots) of the buffer.
+    pub log_blocks: u32,
+    /// Of them, those merged at least once in the window.
+    pub log_blocks_merged: u32,
+    /// Largest age of a log block when it was merged, in host page writes since it was
+    /// allocated.
+    pub oldest_merged_age_page_writes: u64,
+    /// Age of the oldest log block still allocated at the end, in host page writes.
+    pub oldest_unmerged_age_page_writes: u64,
 }
 
 /// Merge figures of a run (owned by the engine, filled through the FTL context).
@@ -162,6 +180,7 @@ impl MergeStats {
             },
             blocking_ns: self.blocking_summary(),
             predicted_worst_blocking_ns: profile.predicted_worst_blocking_ns,
+            log_buffer: profile.log_buffer,
         }
     }
 }
@@ -207,6 +226,9 @@ pub struct MergeReport {
     /// Time each merge blocked the request that caused it.
     pub blocking_ns: LatencySummary,
     pub predicted_worst_blocking_ns: Option<u64>,
+    /// The log buffer's use (log-block FTLs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_buffer: Option<LogBufferUse>,
 }
 
 #[cfg(test)]
@@ -232,6 +254,7 @@ mod tests {
         stats.record(merge(MergeKind::Fold, 1, 2_000));
         let r = stats.report(MergeProfile {
             predicted_worst_blocking_ns: Some(10_000),
+            log_buffer: None,
         });
         assert_eq!((r.switch, r.partial, r.full, r.fold), (1, 0, 2, 1));
         assert_eq!(r.total, 4);

@@ -20,7 +20,7 @@ use crate::host::SubId;
 use crate::nand::{BlockId, Layout, Nand, OobEntry, Ppn};
 use crate::SimError;
 
-use crate::ftl::merge::{MergeKind, MergeRecord};
+use crate::ftl::merge::{LogBufferUse, MergeKind, MergeRecord};
 
 pub(crate) const UNMAPPED: u32 = u32::MAX;
 const NO_BLOCK: BlockId = BlockId::MAX;
@@ -133,6 +133,8 @@ pub struct Core {
     pub predicted_worst_ns: Option<u64>,
     /// Merges per log slot (pins "every slot gets merged").
     pub merges_per_slot: Vec<u64>,
+    /// Largest age (host page writes since allocation) of a log block when it was merged.
+    oldest_merged_age: u64,
 }
 
 impl Core {
@@ -170,16 +172,31 @@ impl Core {
             max_merge_associativity: None,
             predicted_worst_ns: None,
             merges_per_slot: vec![0; log_blocks as usize],
+            oldest_merged_age: 0,
         })
     }
 
-    /// kast.txt section II: N·k·C_copy + (k+1)·C_erase, a copy being a page read and a page
-    /// program with both bus transfers.
+    /// kast.txt section II: N·k·C_copy + (k+1)·C_erase. C_copy is the paper's page read plus
+    /// page program: a copyback, which is how a merge copies a page within a plane. On a
+    /// device of several planes a copy may have to cross planes (a read and a program with
+    /// both bus transfers), and the bound takes that longer copy.
     pub fn worst_merge_ns(&self, timing: &Timing, k: u32) -> u64 {
-        let copy = timing.read_latency_ns
-            + timing.program_latency_ns
-            + 2 * timing.bus_ns(u64::from(self.page_bytes));
-        u64::from(self.n) * u64::from(k) * copy + u64::from(k + 1) * timing.erase_latency_ns
+        u64::from(self.n) * u64::from(k) * self.copy_ns(timing)
+            + u64::from(k + 1) * timing.erase_latency_ns
+    }
+
+    /// Section II's merge cost of a log block of associativity `k` on this device.
+    pub fn merge_cost_ns(&self, k: u32) -> u64 {
+        self.worst_merge_ns(&self.timing, k)
+    }
+
+    /// C_copy: the longest page copy of a merge on this device.
+    pub fn copy_ns(&self, timing: &Timing) -> u64 {
+        let copyback = timing.read_latency_ns + timing.program_latency_ns;
+        if self.layout.planes() <= 1 {
+            return copyback;
+        }
+        copyback + 2 * timing.bus_ns(u64::from(self.page_bytes))
     }
 
     pub fn lbn(&self, lpn: u32) -> u32 {
@@ -406,7 +423,7 @@ impl Core {
         self.append_copy_token(ctx, slot, lpn, 0)
     }
 
-    /// [`Core::append_copy`] whose program carries `token`.
+    /// [`Core::append_copy`] whose last command carries `token`.
     fn append_copy_token(
         &mut self,
         ctx: &mut FtlCtx<'_>,
@@ -417,8 +434,9 @@ impl Core {
         let issue = Issue::new(Cause::Merge).token(token);
         match self.mapped(lpn) {
             Some(old) => {
-                let seq = self.load(ctx, old)?;
-                self.append(ctx, slot, lpn, seq, issue)?;
+                let ppn = self.next_page(slot)?;
+                self.copy_page(ctx, lpn, old, ppn, issue)?;
+                self.note_append(slot, lpn);
                 Ok(1)
             }
             None => {
@@ -426,6 +444,34 @@ impl Core {
                 Ok(0)
             }
         }
+    }
+
+    /// Copies the newest copy of `lpn` (at `old`) to the free page `dst` as merge work and
+    /// maps `lpn` there: a copyback when both are on one plane (kast.txt's C_copy, a page read
+    /// and a page program with no bus transfer), otherwise a read and a program.
+    fn copy_page(
+        &mut self,
+        ctx: &mut FtlCtx<'_>,
+        lpn: u32,
+        old: Ppn,
+        dst: Ppn,
+        issue: Issue<'_>,
+    ) -> Result<(), SimError> {
+        let plane = |p: Ppn| self.layout.plane_of(self.layout.block_of(p));
+        if plane(old) == plane(dst) {
+            let deps = [self.last];
+            let service = self.timing.read_latency_ns + self.timing.program_latency_ns;
+            let issue = self.first_of_merge(issue, service);
+            // The copyback carries the source's OOB entry (its sequence number) and data.
+            self.last = ctx.copyback(old, dst, issue.after(&deps))?;
+            self.unmap(ctx, lpn)?;
+        } else {
+            let seq = self.load(ctx, old)?;
+            self.unmap(ctx, lpn)?;
+            self.issue_program(ctx, dst, OobEntry::new(lpn, seq, 0), issue)?;
+        }
+        self.map[lpn as usize] = dst;
+        Ok(())
     }
 
     /// Reads page `old` into `self.page` (merge work), returning its sequence number.
@@ -437,6 +483,16 @@ impl Core {
         Ok(ctx.nand().oob(old).seq())
     }
 
+    /// The next free page of log `slot`.
+    fn next_page(&self, slot: usize) -> Result<Ppn, SimError> {
+        let log = self.log(slot);
+        if log.written >= self.n {
+            return Err(self.bug(format!("append to full log block in slot {slot}")));
+        }
+        Ok(self.layout.ppn(log.block, log.written))
+    }
+
+    /// Host write of `lpn` (data in `self.host_page`) to the next page of log `slot`.
     fn append(
         &mut self,
         ctx: &mut FtlCtx<'_>,
@@ -445,16 +501,17 @@ impl Core {
         seq: u64,
         issue: Issue<'_>,
     ) -> Result<(), SimError> {
-        let lbn = self.lbn(lpn);
-        let off = self.offset(lpn);
-        let log = self.log(slot);
-        if log.written >= self.n {
-            return Err(self.bug(format!("append to full log block in slot {slot}")));
-        }
-        let ppn = self.layout.ppn(log.block, log.written);
+        let ppn = self.next_page(slot)?;
         self.unmap(ctx, lpn)?;
         self.issue_program(ctx, ppn, OobEntry::new(lpn, seq, 0), issue)?;
         self.map[lpn as usize] = ppn;
+        self.note_append(slot, lpn);
+        Ok(())
+    }
+
+    /// Log `slot`'s bookkeeping after its next page took `lpn`: in-place order, A(L), age.
+    fn note_append(&mut self, slot: usize, lpn: u32) {
+        let (lbn, off) = (self.lbn(lpn), self.offset(lpn));
         let writes = self.writes;
         let log = self.logs[slot].as_mut().expect("allocated");
         if log.written == 0 {
@@ -467,7 +524,6 @@ impl Core {
             Some(e) => e.1 += 1,
             None => log.assoc.push((lbn, 1)),
         }
-        Ok(())
     }
 
     fn append_padding(
@@ -521,7 +577,7 @@ impl Core {
         if self.log(slot).assoc.is_empty() {
             return self.erase_dead(ctx, slot);
         }
-        self.merges_per_slot[slot] += 1;
+        self.note_merged(slot);
         if self.mergeable_in_place(slot) {
             let complete = self.is_full(slot);
             if complete || mode == MergeMode::Any {
@@ -531,13 +587,55 @@ impl Core {
         self.merge_full(ctx, slot)
     }
 
+    /// Reclaims a log block holding no valid page. kast.txt counts merges of log blocks, and
+    /// every log block returns to the free state through a merge (Fig. 3): this is a full
+    /// merge with k(L) = 0, whose cost is section II's formula at k = 0, one erase. It is
+    /// counted with the merges (associativity 0) and also in `dead_log_erases`.
     fn erase_dead(&mut self, ctx: &mut FtlCtx<'_>, slot: usize) -> Result<(), SimError> {
+        self.note_merged(slot);
+        let token = self.begin_merge();
         let block = self.log(slot).block;
-        self.issue_erase(ctx, block, 0)?;
+        self.issue_erase(ctx, block, token)?;
         self.release_block(block);
         self.logs[slot] = None;
         self.dead_log_erases += 1;
+        let record = MergeRecord {
+            kind: MergeKind::Full,
+            associativity: 0,
+            blocking_ns: 0,
+            pages_copied: 0,
+            erases: 1,
+        };
+        self.finish_merge(ctx, token, true, record);
         Ok(())
+    }
+
+    /// Counts a merge of log `slot` for the log buffer's use (every slot merged, ages).
+    fn note_merged(&mut self, slot: usize) {
+        self.merges_per_slot[slot] += 1;
+        let age = self.writes - self.log(slot).opened_at;
+        self.oldest_merged_age = self.oldest_merged_age.max(age);
+    }
+
+    /// How the log buffer was used since the counters were last reset.
+    pub fn log_buffer_use(&self) -> LogBufferUse {
+        LogBufferUse {
+            log_blocks: self.logs.len() as u32,
+            log_blocks_merged: self.merges_per_slot.iter().filter(|&&m| m > 0).count() as u32,
+            oldest_merged_age_page_writes: self.oldest_merged_age,
+            oldest_unmerged_age_page_writes: self
+                .slots()
+                .map(|s| self.writes - self.log(s).opened_at)
+                .max()
+                .unwrap_or(0),
+        }
+    }
+
+    /// Clears the merge counters of the log buffer's use (the start of a measured window).
+    pub fn reset_use(&mut self) {
+        self.dead_log_erases = 0;
+        self.merges_per_slot.fill(0);
+        self.oldest_merged_age = 0;
     }
 
     fn release_block(&mut self, block: BlockId) {
@@ -638,15 +736,7 @@ impl Core {
             let ppn = self.layout.ppn(new, off);
             match self.mapped(lpn) {
                 Some(old) => {
-                    let seq = self.load(ctx, old)?;
-                    self.unmap(ctx, lpn)?;
-                    self.issue_program(
-                        ctx,
-                        ppn,
-                        OobEntry::new(lpn, seq, 0),
-                        Issue::new(Cause::Merge),
-                    )?;
-                    self.map[lpn as usize] = ppn;
+                    self.copy_page(ctx, lpn, old, ppn, Issue::new(Cause::Merge))?;
                     copied += 1;
                 }
                 None => {

@@ -19,7 +19,11 @@
 //! - one free block is kept out of the logical space as the destination of full merges;
 //! - A(L), the data blocks associated with log block L, are those with a *valid* page in L
 //!   (a page rewritten elsewhere leaves A(L), kast.txt Fig. 3's R(i+1) -> R(i));
-//! - a log block without valid pages is erased without a merge (`dead_log_erases`).
+//! - a log block reclaimed with no valid page is a merge of associativity 0 (one erase, the
+//!   formula at k = 0): kast.txt counts log-block merges, and a log block returns to the free
+//!   state only through a merge (Fig. 3); `dead_log_erases` in the FTL's report counts them;
+//! - merges copy pages by copyback within a plane: kast.txt's C_copy is a page read plus a
+//!   page program, with no bus transfer (a copy across planes reads and programs).
 
 mod bast;
 pub mod core;
@@ -197,13 +201,13 @@ impl<P: Placement> Ftl for LogBlockFtl<P> {
     }
 
     fn reset_counters(&mut self, _now_ns: u64) {
-        self.core.dead_log_erases = 0;
-        self.core.merges_per_slot.fill(0);
+        self.core.reset_use();
     }
 
     fn merge_profile(&self) -> Option<MergeProfile> {
         Some(MergeProfile {
             predicted_worst_blocking_ns: self.core.predicted_worst_ns,
+            log_buffer: Some(self.core.log_buffer_use()),
         })
     }
 

@@ -762,6 +762,7 @@ impl Ftl for Nftl {
     fn merge_profile(&self) -> Option<MergeProfile> {
         Some(MergeProfile {
             predicted_worst_blocking_ns: Some(self.worst_fold_ns),
+            log_buffer: None,
         })
     }
 
