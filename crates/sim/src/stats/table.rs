@@ -361,6 +361,17 @@ fn merges_lines(out: &mut String, m: &MergeReport) {
         format_ns(m.blocking_ns.max as f64),
         predicted
     );
+    if let Some(u) = m.log_buffer {
+        let _ = writeln!(
+            out,
+            "  log buffer: {} of {} log blocks merged; oldest log block {} host page writes \
+             (merged), {} (still allocated)",
+            u.log_blocks_merged,
+            u.log_blocks,
+            u.oldest_merged_age_page_writes,
+            u.oldest_unmerged_age_page_writes
+        );
+    }
 }
 
 /// The FTL CPU's busy share: the engine's FTL cores, or for an FTL that runs as tasks on a
