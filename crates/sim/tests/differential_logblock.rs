@@ -69,6 +69,17 @@ const FTLS: &[(&str, &[(&str, i64)])] = &[
             ("max_sequential_log_blocks", 0),
         ],
     ),
+    // SAST with 2 fixed sets of 3 log blocks (each merged as a set when evicted) and BAST
+    // without partial merges; appended so the proptest regressions keep their indices.
+    (
+        "sast",
+        &[
+            ("log_blocks", 6),
+            ("set_data_blocks", 3),
+            ("set_log_blocks", 3),
+        ],
+    ),
+    ("bast", &[("log_blocks", 6), ("partial_merge", 0)]),
 ];
 
 /// The device with FTL variant `i`, timed or functional.
@@ -82,7 +93,13 @@ pub fn config(i: usize, functional: bool, extra: &[&str]) -> ExperimentConfig {
     let mut ftl = toml::Table::new();
     ftl.insert("name".into(), name.into());
     for &(k, v) in settings {
-        ftl.insert(k.into(), v.into());
+        // BAST's `partial_merge` is the one boolean setting (0 or 1 here).
+        let value: toml::Value = if k == "partial_merge" {
+            (v != 0).into()
+        } else {
+            v.into()
+        };
+        ftl.insert(k.into(), value);
     }
     cfg.ftl = ftl;
     cfg

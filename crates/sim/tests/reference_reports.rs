@@ -149,7 +149,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "bast/mixed",
-        "bbdcf6f72a6015dc84095a379268fc5c8e45278e661aa418621ff901b27fb0a3",
+        "bd2af598e58fbada0c1b9d55c59596b32a60a60f20db1af6e27de5d8e6a83804",
     ),
     (
         "fast/mixed",
@@ -157,7 +157,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "sast/mixed",
-        "76f74c6c4f91bd9f430cce5fdd76dc67d08c30a9eb2eaac7e960303164ff4115",
+        "5a1defb37862a6885327176b37c4d16bac851e748676ff6d440c20419656a72d",
     ),
     (
         "kast/mixed",

@@ -948,6 +948,33 @@ impl Core {
         }
         Ok(())
     }
+
+    /// [`Core::open_log`] in log slot `slot` (which must be free): for placements that own
+    /// fixed slots (SAST's log-block sets).
+    pub fn open_log_at(
+        &mut self,
+        slot: usize,
+        kind: LogKind,
+        group: u32,
+    ) -> Result<usize, SimError> {
+        if self.logs.get(slot).is_none_or(Option::is_some) {
+            return Err(self.bug(format!("log slot {slot} is not free")));
+        }
+        let block = self.take_free_block()?;
+        self.role[block as usize] = Role::Log(slot as u32);
+        self.logs[slot] = Some(LogBlock {
+            block,
+            kind,
+            written: 0,
+            assoc: Vec::new(),
+            in_place: true,
+            in_place_lbn: UNMAPPED,
+            opened_at: self.writes,
+            last_write: self.writes,
+            group,
+        });
+        Ok(slot)
+    }
 }
 
 /// Logical blocks the device exports: all blocks but the log blocks and the merge reserve.

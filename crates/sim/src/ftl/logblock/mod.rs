@@ -247,10 +247,31 @@ mod tests {
 
     #[test]
     fn limits_above_the_log_blocks_mean_no_limit() {
-        // The defaults (16 log blocks a set, 4 sequential log blocks) with fewer log blocks.
-        for ftl in ["sast", "kast"] {
-            let name = format!("ftl.name={ftl:?}");
-            assert_eq!(error(&[name.as_str(), "ftl.log_blocks=3"]), "", "{ftl}");
+        // KAST's default of 4 sequential log blocks with fewer log blocks.
+        assert_eq!(error(&["ftl.name=\"kast\"", "ftl.log_blocks=3"]), "");
+    }
+
+    /// SAST's log buffer is split into fixed sets of N log blocks: N must divide it.
+    #[test]
+    fn sast_log_blocks_must_be_a_multiple_of_the_set_size() {
+        // The default N = 16 with 3 or 24 log blocks.
+        for (log_blocks, allowed) in [(3, "1, 3"), (24, "1, 2, 3, 4, 6, 8, 12, 24")] {
+            let log_blocks = format!("ftl.log_blocks={log_blocks}");
+            let message = error(&["ftl.name=\"sast\"", log_blocks.as_str()]);
+            assert!(message.contains("ftl.set_log_blocks"), "{message}");
+            assert!(message.contains(allowed), "{message}");
+        }
+        let message = error(&[
+            "ftl.name=\"sast\"",
+            "ftl.log_blocks=32",
+            "ftl.set_log_blocks=5",
+        ]);
+        assert!(message.contains("ftl.set_log_blocks"), "{message}");
+        assert!(message.contains("1, 2, 4, 8, 16, 32"), "{message}");
+        for n in [1, 2, 4, 8, 16, 32] {
+            let n = format!("ftl.set_log_blocks={n}");
+            let sets = ["ftl.name=\"sast\"", "ftl.log_blocks=32", n.as_str()];
+            assert_eq!(error(&sets), "", "{n}");
         }
     }
 
