@@ -142,7 +142,7 @@ pub struct KastArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32")]
     ks: Vec<u32>,
     /// Trace stand-ins, comma separated: web (browser cache), pc (desktop), hotcold (random pages)
-    #[arg(long, value_delimiter = ',', default_value = "web,pc")]
+    #[arg(long, value_delimiter = ',', default_value = "web,hotcold,pc")]
     workloads: Vec<String>,
     /// Requests measured per run (20000, 2e4, 20k)
     #[arg(long, default_value = "20000", value_parser = crate::count_arg)]

@@ -13,11 +13,14 @@
 //! The rules (issue 26):
 //! - *reproduced*: every condition holds on every run (at least [`MIN_RUNS`] seeds, or one exact
 //!   computation), each with a margin beyond the run-to-run spread, no parameter fitted, and the
-//!   figure stationary (its first and second half agree with the whole) where it is a rate;
+//!   figure stationary (its first and second half agree with the whole) where it is a rate. The
+//!   spread is that of the seeds of one set-up: with several phases (set-up choices), the
+//!   largest spread within a phase, not the difference a choice makes (issue 27);
 //! - *fitted*: as reproduced, but a parameter was fitted to one of the paper's results;
 //! - *shape only*: the level does not hold everywhere, the direction (the `shape` conditions)
 //!   holds on every run beyond the spread;
-//! - *unstable (k of n)*: holds on some runs only, or on all with a margin within the spread;
+//! - *unstable (k of n)*: holds on some runs only (per phase when there are several), or on
+//!   all with a margin within the spread;
 //! - *differs*: holds on no run; `why` names our deviation, or the paper's inconsistency;
 //! - *not measured*: no value, fewer runs than a verdict needs, or a figure not stationary at
 //!   the run's size; `why` says what would measure it;
@@ -249,8 +252,43 @@ impl Condition {
 
     /// Holds on every run with a margin beyond the spread (or exactly, with no spread).
     pub fn robust(&self) -> bool {
+        self.robust_within(&vec![0; self.values.len()])
+    }
+
+    /// Largest minus smallest value among the runs of one group (`group[i]`: run i's set-up,
+    /// its phase), the largest over the groups: the run-to-run spread of one set-up, not the
+    /// difference that a set-up choice makes.
+    pub fn spread_within(&self, group: &[usize]) -> f64 {
+        let mut spread: f64 = 0.0;
+        for g in group
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let values = self
+                .values
+                .iter()
+                .zip(group)
+                .filter(|&(_, &h)| h == g)
+                .map(|(&v, _)| v);
+            let (min, max) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            });
+            if min <= max {
+                spread = spread.max(max - min);
+            }
+        }
+        spread
+    }
+
+    /// [`Condition::robust`] with the spread taken within each group of runs.
+    pub fn robust_within(&self, group: &[usize]) -> bool {
         let all = (0..self.values.len()).all(|i| self.holds_on(i));
-        let spread = self.spread();
+        let spread = if group.len() == self.values.len() {
+            self.spread_within(group)
+        } else {
+            self.spread()
+        };
         all && !self.values.is_empty() && (spread == 0.0 || self.margin() > spread)
     }
 
@@ -494,7 +532,9 @@ impl PaperClaim {
             );
         }
         let k = self.holds_on;
-        if k == n && self.conditions.iter().all(Condition::robust) {
+        let group = self.phase_groups();
+        let robust = |c: &Condition| c.robust_within(&group);
+        if k == n && self.conditions.iter().all(robust) {
             return if self.is_fitted() {
                 (
                     Verdict::Fitted,
@@ -505,15 +545,15 @@ impl PaperClaim {
             };
         }
         let level = if k == n {
-            let c = self.conditions.iter().find(|c| !c.robust());
+            let c = self.conditions.iter().find(|c| !robust(c));
             format!(
                 "holds on {n} of {n} runs, but {} has a margin within its run-to-run spread",
                 c.map_or("a figure", |c| c.figure.as_str())
             )
         } else {
-            format!("holds on {k} of {n} runs")
+            format!("holds on {k} of {n} runs{}", self.holds_per_phase())
         };
-        if !self.shape.is_empty() && self.shape.iter().all(Condition::robust) {
+        if !self.shape.is_empty() && self.shape.iter().all(robust) {
             return (
                 Verdict::ShapeOnly,
                 format!("the direction holds; the level {level}"),
@@ -523,6 +563,42 @@ impl PaperClaim {
             return (Verdict::Unstable, level);
         }
         (Verdict::Differs, String::new())
+    }
+
+    /// Each run's phase as a group index (runs of one phase share it).
+    fn phase_groups(&self) -> Vec<usize> {
+        let mut phases: Vec<&str> = Vec::new();
+        self.runs
+            .iter()
+            .map(|r| match phases.iter().position(|&p| p == r.phase) {
+                Some(i) => i,
+                None => {
+                    phases.push(&r.phase);
+                    phases.len() - 1
+                }
+            })
+            .collect()
+    }
+
+    /// " (web: 0 of 3; hotcold: 3 of 3)" when the runs have several phases, else "".
+    fn holds_per_phase(&self) -> String {
+        let group = self.phase_groups();
+        let phases = group.iter().max().map_or(0, |&g| g + 1);
+        if phases < 2 {
+            return String::new();
+        }
+        let parts: Vec<String> = (0..phases)
+            .map(|g| {
+                let runs: Vec<usize> = (0..self.runs.len()).filter(|&i| group[i] == g).collect();
+                let holding = runs
+                    .iter()
+                    .filter(|&&i| self.conditions.iter().all(|c| c.holds_on(i)))
+                    .count();
+                let name = &self.runs[runs[0]].phase;
+                format!("{name}: {holding} of {}", runs.len())
+            })
+            .collect();
+        format!(" ({})", parts.join("; "))
     }
 
     fn fitted_names(&self) -> String {
@@ -548,7 +624,7 @@ impl PaperClaim {
                     "{}: {} (spread {})",
                     c.figure,
                     fmt_num(c.margin()),
-                    fmt_num(c.spread())
+                    fmt_num(c.spread_within(&self.phase_groups()))
                 )
             })
             .collect();

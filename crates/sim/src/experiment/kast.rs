@@ -29,9 +29,10 @@ use crate::{SimError, Simulation};
 pub mod claims;
 pub use claims::claims;
 
-/// The traces' stand-ins: (name, workload spec without count). `hotcold` (uniformly random
-/// 2-8 KiB requests, 90% of them on 1% of the space) was the web stand-in before the `web`
-/// model; it is kept as the purely random workload to compare with (not run by default).
+/// The traces' stand-ins: (name, workload spec without count). The paper's Internet Explorer
+/// trace ("many small random access files") has two: `web`, a browser cache on a FAT32
+/// volume, and `hotcold`, uniformly random 2-8 KiB requests with 90% of them on 1% of the
+/// space; the claims are judged on both. `pc` stands in for the PC-applications trace.
 pub const WORKLOADS: [(&str, &str); 3] = [
     ("web", "web:qd=1"),
     ("pc", "desktop:qd=1"),
@@ -65,7 +66,7 @@ impl Default for KastStudy {
             device: "kast-slc".into(),
             log_blocks: 32,
             ks: vec![1, 2, 4, 8, 16, 32],
-            workloads: vec!["web".into(), "pc".into()],
+            workloads: vec!["web".into(), "hotcold".into(), "pc".into()],
             requests: 20_000,
             warmup: 20_000,
             seeds: vec![1, 2, 3],
@@ -85,6 +86,9 @@ pub struct Half {
     pub total_io_ns: u64,
     /// Log blocks merged at least once in this half (of `log_blocks`).
     pub log_blocks_merged: u32,
+    /// Log blocks that held no log block in this half (SAST's sets its data-block sets do
+    /// not fill).
+    pub log_blocks_unused: u32,
     /// Oldest log block of this half, merged or still allocated at its end, in host page
     /// writes since its allocation.
     pub oldest_log_block_age_page_writes: u64,
@@ -383,6 +387,7 @@ fn run_half(
         // The exact mean times the count: the sum of the latencies.
         total_io_ns: (all.latency_ns.mean * all.count as f64).round() as u64,
         log_blocks_merged: m.log_buffer.map_or(0, |u| u.log_blocks_merged),
+        log_blocks_unused: m.log_buffer.map_or(0, |u| u.log_blocks_unused),
         oldest_log_block_age_page_writes: m.log_buffer.map_or(0, |u| {
             u.oldest_merged_age_page_writes
                 .max(u.oldest_unmerged_age_page_writes)
@@ -423,18 +428,22 @@ pub fn table(points: &[KastPoint]) -> String {
         ("pages copied by merges (thousands)", |p| {
             format!("{:.1}", p.pages_copied as f64 / 1e3)
         }),
-        ("log blocks merged in each half of the window (fewest)", |p| {
-            p.halves
-                .iter()
-                .map(|h| h.log_blocks_merged)
-                .min()
-                .unwrap_or(0)
-                .to_string()
-        }),
-        ("oldest log block (thousand host page writes since allocation)", |p| {
-            let age = p.halves.iter().map(|h| h.oldest_log_block_age_page_writes);
-            format!("{:.1}", age.max().unwrap_or(0) as f64 / 1e3)
-        }),
+        (
+            "log blocks merged in each half of the window (fewest; unused in brackets)",
+            |p| {
+                let h = p.halves.iter().min_by_key(|h| h.log_blocks_merged);
+                h.map_or("-".into(), |h| {
+                    format!("{} ({})", h.log_blocks_merged, h.log_blocks_unused)
+                })
+            },
+        ),
+        (
+            "oldest log block (thousand host page writes since allocation)",
+            |p| {
+                let age = p.halves.iter().map(|h| h.oldest_log_block_age_page_writes);
+                format!("{:.1}", age.max().unwrap_or(0) as f64 / 1e3)
+            },
+        ),
     ];
     for w in workloads {
         let ks: Vec<u32> = {

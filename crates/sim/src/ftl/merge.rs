@@ -78,6 +78,9 @@ pub struct LogBufferUse {
     pub log_blocks: u32,
     /// Of them, those merged at least once in the window.
     pub log_blocks_merged: u32,
+    /// Of them, those that never held a log block in the window (SAST's fixed sets leave the
+    /// log blocks of a set its data-block set does not fill unused).
+    pub log_blocks_unused: u32,
     /// Largest age of a log block when it was merged, in host page writes since it was
     /// allocated.
     pub oldest_merged_age_page_writes: u64,

@@ -364,10 +364,11 @@ fn merges_lines(out: &mut String, m: &MergeReport) {
     if let Some(u) = m.log_buffer {
         let _ = writeln!(
             out,
-            "  log buffer: {} of {} log blocks merged; oldest log block {} host page writes \
-             (merged), {} (still allocated)",
+            "  log buffer: {} of {} log blocks merged, {} unused; oldest log block {} host \
+             page writes (merged), {} (still allocated)",
             u.log_blocks_merged,
             u.log_blocks,
+            u.log_blocks_unused,
             u.oldest_merged_age_page_writes,
             u.oldest_unmerged_age_page_writes
         );

@@ -268,3 +268,42 @@ fn a_run_that_could_not_measure_keeps_its_reason_in_the_merged_claim() {
         c.why
     );
 }
+
+/// The spread that decides "beyond the spread" is that of the seeds of one set-up: two
+/// phases far apart (a set-up choice that changes the figure) do not make a robust margin
+/// unstable, and the runs holding are told per phase.
+#[test]
+fn the_spread_is_taken_within_each_phase() {
+    let run = |seed: u64, phase: &str, value: f64| {
+        PaperClaim::judged(
+            "Fig. 1",
+            "x above 1",
+            "x > 1",
+            format!("{value}"),
+            vec![Condition::at_least("x", value, 1.0, "above")],
+            "",
+        )
+        .on_run(seed, phase, "synthetic")
+    };
+    let runs = |b: [f64; 3]| {
+        let mut all = Vec::new();
+        for (i, &v) in [3.0, 3.1, 3.2].iter().enumerate() {
+            all.push(vec![run(i as u64 + 1, "a", v)]);
+        }
+        for (i, &v) in b.iter().enumerate() {
+            all.push(vec![run(i as u64 + 1, "b", v)]);
+        }
+        merge_runs(all)
+    };
+    // Phase b is far above a (margin 2, spread across phases 7.1, within each 0.2).
+    let c = runs([9.0, 9.1, 9.2]);
+    assert_eq!(c[0].verdict, Verdict::Reproduced, "{c:?}");
+    assert!(c[0].margin.contains("spread 0.2"), "{}", c[0].margin);
+    // Within phase b the seeds spread more than the margin: unstable.
+    let c = runs([1.1, 6.0, 9.0]);
+    assert_eq!(c[0].verdict, Verdict::Unstable, "{c:?}");
+    // Phase b fails: unstable, with the runs holding per phase.
+    let c = runs([0.5, 0.6, 0.7]);
+    assert_eq!(c[0].verdict_label(), "unstable (3 of 6)");
+    assert!(c[0].why.contains("(a: 3 of 3; b: 0 of 3)"), "{}", c[0].why);
+}

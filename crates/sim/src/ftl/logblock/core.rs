@@ -135,6 +135,8 @@ pub struct Core {
     pub merges_per_slot: Vec<u64>,
     /// Largest age (host page writes since allocation) of a log block when it was merged.
     oldest_merged_age: u64,
+    /// Log slots that held a log block at some time in the window.
+    used_in_window: Vec<bool>,
 }
 
 impl Core {
@@ -173,6 +175,7 @@ impl Core {
             predicted_worst_ns: None,
             merges_per_slot: vec![0; log_blocks as usize],
             oldest_merged_age: 0,
+            used_in_window: vec![false; log_blocks as usize],
         })
     }
 
@@ -238,20 +241,7 @@ impl Core {
         let slot = self
             .free_slot()
             .ok_or_else(|| self.bug("no free log slot".into()))?;
-        let block = self.take_free_block()?;
-        self.role[block as usize] = Role::Log(slot as u32);
-        self.logs[slot] = Some(LogBlock {
-            block,
-            kind,
-            written: 0,
-            assoc: Vec::new(),
-            in_place: true,
-            in_place_lbn: UNMAPPED,
-            opened_at: self.writes,
-            last_write: self.writes,
-            group,
-        });
-        Ok(slot)
+        self.open_log_at(slot, kind, group)
     }
 
     fn take_free_block(&mut self) -> Result<BlockId, SimError> {
@@ -622,6 +612,7 @@ impl Core {
         LogBufferUse {
             log_blocks: self.logs.len() as u32,
             log_blocks_merged: self.merges_per_slot.iter().filter(|&&m| m > 0).count() as u32,
+            log_blocks_unused: self.used_in_window.iter().filter(|&&u| !u).count() as u32,
             oldest_merged_age_page_writes: self.oldest_merged_age,
             oldest_unmerged_age_page_writes: self
                 .slots()
@@ -636,6 +627,9 @@ impl Core {
         self.dead_log_erases = 0;
         self.merges_per_slot.fill(0);
         self.oldest_merged_age = 0;
+        for (used, log) in self.used_in_window.iter_mut().zip(&self.logs) {
+            *used = log.is_some();
+        }
     }
 
     fn release_block(&mut self, block: BlockId) {
@@ -962,6 +956,7 @@ impl Core {
         }
         let block = self.take_free_block()?;
         self.role[block as usize] = Role::Log(slot as u32);
+        self.used_in_window[slot] = true;
         self.logs[slot] = Some(LogBlock {
             block,
             kind,

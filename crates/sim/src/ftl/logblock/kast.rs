@@ -204,14 +204,12 @@ fn cheapest_random(core: &Core) -> Option<usize> {
         let written = u128::from(core.log(s).written.max(1));
         (merge, written)
     };
-    core.slots()
-        .filter(|&s| !is_seq(core, s))
-        .min_by(|&a, &b| {
-            let ((ca, wa), (cb, wb)) = (cost(a), cost(b));
-            (ca * wb)
-                .cmp(&(cb * wa))
-                .then(core.log(a).last_write.cmp(&core.log(b).last_write))
-        })
+    core.slots().filter(|&s| !is_seq(core, s)).min_by(|&a, &b| {
+        let ((ca, wa), (cb, wb)) = (cost(a), cost(b));
+        (ca * wb)
+            .cmp(&(cb * wa))
+            .then(core.log(a).last_write.cmp(&core.log(b).last_write))
+    })
 }
 
 impl Placement for Kast {

@@ -69,6 +69,7 @@ fn points(rows: &[Row], ks: &[u32]) -> Vec<KastPoint> {
                     blocking_mean_ns: r.mean[i] * 1e6,
                     total_io_ns: total_io_ns / 2,
                     log_blocks_merged: 32,
+                    log_blocks_unused: 0,
                     oldest_log_block_age_page_writes: 2_048,
                 };
                 out.push(KastPoint {
