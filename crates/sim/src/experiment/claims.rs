@@ -23,7 +23,8 @@
 //!   all with a margin within the spread;
 //! - *differs*: holds on no run; `why` names our deviation, or the paper's inconsistency;
 //! - *not measured*: no value, fewer runs than a verdict needs, or a figure not stationary at
-//!   the run's size; `why` says what would measure it;
+//!   the run's size (unless another condition fails on that run over its window and both
+//!   halves, which decides the run); `why` says what would measure it;
 //! - *by construction*: the model guarantees it (listed, not counted).
 
 use serde::{Deserialize, Serialize};
@@ -292,15 +293,19 @@ impl Condition {
         all && !self.values.is_empty() && (spread == 0.0 || self.margin() > spread)
     }
 
-    /// A run whose halves fall on different sides of the bound than the whole.
-    fn unsteady_run(&self) -> Option<usize> {
-        (0..self.values.len()).find(|&i| {
-            let Some(Some((a, b))) = self.halves.get(i) else {
-                return false;
-            };
-            let whole = self.holds_on(i);
-            (self.margin_of(*a) >= 0.0) != whole || (self.margin_of(*b) >= 0.0) != whole
-        })
+    /// Whether run `i`'s halves fall on other sides of the bound than its whole window.
+    fn unsteady_on(&self, i: usize) -> bool {
+        let Some(Some((a, b))) = self.halves.get(i) else {
+            return false;
+        };
+        let whole = self.holds_on(i);
+        (self.margin_of(*a) >= 0.0) != whole || (self.margin_of(*b) >= 0.0) != whole
+    }
+
+    /// Whether run `i` fails this condition over its window and over each half (or has no
+    /// halves): a failure no window length would undo.
+    fn fails_steadily_on(&self, i: usize) -> bool {
+        !self.holds_on(i) && !self.unsteady_on(i)
     }
 }
 
@@ -513,11 +518,14 @@ impl PaperClaim {
             }
             _ => {}
         }
-        if let Some((c, i)) = self
-            .conditions
-            .iter()
-            .find_map(|c| c.unsteady_run().map(|i| (c, i)))
-        {
+        // A run decided by a condition that fails steadily fails whatever its other
+        // conditions' halves do: their stationarity cannot change its outcome.
+        let decided = |i: usize| self.conditions.iter().any(|c| c.fails_steadily_on(i));
+        if let Some((c, i)) = self.conditions.iter().find_map(|c| {
+            (0..c.values.len())
+                .find(|&i| c.unsteady_on(i) && !decided(i))
+                .map(|i| (c, i))
+        }) {
             let (a, b) = c.halves[i].unwrap_or_default();
             return (
                 Verdict::NotMeasured,

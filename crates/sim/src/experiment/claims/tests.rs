@@ -307,3 +307,32 @@ fn the_spread_is_taken_within_each_phase() {
     assert_eq!(c[0].verdict_label(), "unstable (3 of 6)");
     assert!(c[0].why.contains("(a: 3 of 3; b: 0 of 3)"), "{}", c[0].why);
 }
+
+/// A run that fails one condition over its window and both halves is decided: another
+/// condition's halves crossing the bound on that run do not make the claim "not measured"
+/// (they cannot change the run's outcome); on a run where every other condition holds, they
+/// do.
+#[test]
+fn a_run_failing_steadily_is_decided_whatever_the_other_halves() {
+    let run = |seed: u64, a: f64, b: (f64, f64)| {
+        PaperClaim::judged(
+            "Fig. 1",
+            "x and y above 1",
+            "x, y > 1",
+            String::new(),
+            vec![
+                Condition::at_least("x", a, 1.0, "above").with_halves(a, a),
+                Condition::at_least("y", 1.01, 1.0, "above").with_halves(b.0, b.1),
+            ],
+            "",
+        )
+        .on_run(seed, "", "synthetic")
+    };
+    // x fails steadily on every run: y's unsteady halves do not matter.
+    let c = merge_runs((1..=3).map(|s| vec![run(s, 0.5, (1.03, 0.99))]).collect());
+    assert_eq!(c[0].verdict, Verdict::Differs, "{c:?}");
+    // x holds: y's halves on both sides of the bound make the claim not measured.
+    let c = merge_runs((1..=3).map(|s| vec![run(s, 2.0, (1.03, 0.99))]).collect());
+    assert_eq!(c[0].verdict, Verdict::NotMeasured, "{c:?}");
+    assert!(c[0].why.starts_with("not stationary"), "{}", c[0].why);
+}
