@@ -155,8 +155,8 @@ pub const PAPERS: [Paper; 5] = [
                     and a desktop stand-in of the PC trace, seeds 1-3, each run after a \
                     sequential fill and a warm-up until merges are steady (at least 20,000 \
                     requests). Quick: 20,000 measured requests a run; full: 80,000.",
-            quick_s: 150,
-            full_cpu_s: 300,
+            quick_s: 35,
+            full_cpu_s: 90,
             deviations: &[
                 section!(
                     "kast.md",
