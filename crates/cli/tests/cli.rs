@@ -753,6 +753,7 @@ fn experiment_kast_writes_the_figures_csv_and_json() {
         .chain(fig(1, "Fig. 7 text"))
         .chain(fig(2, "Fig. 8"))
         .chain(fig(4, "Fig. 9"))
+        .chain(fig(1, "Section II"))
         .collect();
     assert_claims(&json, &out.stdout, &sources);
     // K = 2, 4 measures no claim about K = 1, 8, 16 or 32: not measured, saying why; Fig. 7's
