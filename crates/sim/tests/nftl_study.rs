@@ -17,6 +17,7 @@ fn the_study_shows_the_papers_directions() {
     let study = run_study(&NftlStudyConfig {
         flash_bytes: 2 << 20,
         seeds: vec![1],
+        combo_scale: 0.02,
     })
     .unwrap();
     eprintln!("{}", study.tables());
