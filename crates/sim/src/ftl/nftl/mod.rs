@@ -20,8 +20,8 @@
 //!   paper's small controller does one thing at a time. So a fold is never interleaved with
 //!   other commands, its blocking time is the sum of its own commands, and it never exceeds
 //!   the bound of [`fold_clock`] (`merges.predicted_worst_blocking_ns`):
-//!   (2N - 1)·(tR_oob + bus(oob)) + N·(tR + bus(page)) + N·(bus(page) + tPROG) + 2·tBERS
-//!   for N pages per block (12.182 ms on `nftl-samsung`).
+//!   2N·(tR_oob + bus(oob)) + N·(tR + bus(page)) + N·(bus(page) + tPROG + bus(oob) +
+//!   tPROG_oob) + 2·tBERS for N pages per block (18.592 ms on `nftl-samsung`).
 //! - Every page program (host writes to primary and replacement blocks, and fold copies) is a
 //!   page data write followed by an OOB data write ([`FLAG_VALID`], a spare program of Table
 //!   1's 200 us), as section 5 (3) states ("page data write + OOB data write"); a new
@@ -46,8 +46,15 @@
 //!   takes it), so no new replacement block is needed right after a fold.
 //! - A fold resolves offsets in turn: a page-cache hit gives the location at once; otherwise it
 //!   continues one backward OOB scan of the replacement block (each spare read once per fold)
-//!   until the offset is found or the scan reaches page 0, then checks the primary's page by an
-//!   OOB read (the bitmap never helps a fold, as Table 2 says).
+//!   until the offset is found or the scan reaches page 0, and reads the primary page's spare
+//!   (its valid flag) whether the scan found the offset or not (the bitmap never helps a fold,
+//!   as Table 2 says). So a fold reads the spare of nearly every page of both blocks: Table 6's
+//!   lookup column, which holds only fold scans and read searches, implies it:
+//!   (23,547 - 421 x 0.27) / 782 folds = 30.0 OOB reads per fold on AP8K (2N - 2, N = 16) and
+//!   (24,038 - 421 x 0.70) / 386 = 61.5 on AP16K (2N - 2.5), where a fold that skips the
+//!   primary spares of offsets found in the replacement reads about 23 on AP8K.
+//! - The page cache gives reads and folds the location of the sectors it holds; a hit saves a
+//!   fold both the scan and the primary spare read of that offset.
 //! - Free blocks are reused oldest-freed first; GC keeps one block free for a fold.
 //! - TRIM works on whole virtual blocks (both blocks erased, the sectors read as never written).
 //! - Sectors smaller than pages: a partial page write reads the old page first (read-modify-write).
@@ -505,12 +512,16 @@ impl Nftl {
                 }
             }
         }
+        // The primary page's spare (its valid flag) is read whether or not the scan found the
+        // offset: the fold reads the spare of every page of both blocks it does not know from
+        // the page cache (the module doc; Table 6's lookup column implies it).
+        let ppn = self.layout.ppn(p, off);
+        self.stats.oob_reads_fold += 1;
+        let spare = self.oob(ctx, req, ppn, Cause::Merge)?;
         if found[off as usize] != NIL {
             return Ok(Some(self.layout.ppn(r, found[off as usize])));
         }
-        let ppn = self.layout.ppn(p, off);
-        self.stats.oob_reads_fold += 1;
-        Ok(match self.oob(ctx, req, ppn, Cause::Merge)? {
+        Ok(match spare {
             Spare::Programmed { entry, .. } if entry.lpn() == Some(lpn) => Some(ppn),
             _ => None,
         })
