@@ -82,7 +82,8 @@ fn fsbench_kind_replays_the_benchmarks_and_ends_with_them() {
     let expected = flashlab_sim::workload::fsbench::generate(
         flashlab_sim::workload::FsTrace::AtoPm,
         space / 512,
-        0.23,
+        ((space / 512) as f64 * flashlab_sim::workload::FsTrace::AtoPm.top_share()) as u64,
+        1.0,
         2,
     );
     assert_eq!(atopm.len(), expected.len());

@@ -165,7 +165,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "nftl/mixed",
-        "b597c33a3e5fc91ee118b2eae4b90180fdb4e087220850088c0c575458c40115",
+        "f943b21bd72b3b188dcaa838338912afd6338b831dd10fe0ccb610e6770a27e5",
     ),
     (
         "dftl/mixed",

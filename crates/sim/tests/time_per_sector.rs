@@ -29,7 +29,8 @@ fn time_per_sector_is_the_latency_sum_over_the_sectors_moved() {
     let cfg = ExperimentConfig::with_sets("nftl-samsung", &sets).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = Simulation::new(&cfg).unwrap_or_else(|e| panic!("{e}"));
     // Writes: four new sectors (four programs into the primary block); then sector 0 again
-    // (a replacement block: its header programmed into the primary's spare, then the page).
+    // (a replacement block: its header programmed into the primary's spare, then the page),
+    // each page program followed by its OOB data write.
     // Reads: sectors 1-2, then 3. The lookup table spares the header and page-status OOB
     // reads, not the backward search of the replacement block (its one page), so each sector
     // is an OOB read and a page read of the primary.
@@ -43,11 +44,13 @@ fn time_per_sector_is_the_latency_sum_over_the_sectors_moved() {
         sim.run_until_idle().unwrap_or_else(|e| panic!("{e}"));
     }
     let report = build_report(&sim, serde_json::json!({ "kind": "hand" }));
-    let writes_ns = 4.0 * PAGE_PROGRAM_NS + (OOB_PROGRAM_NS + PAGE_PROGRAM_NS);
+    // Every page program is followed by its OOB data write (section 5 (3): "page data write
+    // + OOB data write").
+    let writes_ns = 5.0 * (PAGE_PROGRAM_NS + OOB_PROGRAM_NS) + OOB_PROGRAM_NS;
     let reads_ns = 3.0 * (OOB_READ_NS + PAGE_READ_NS);
     let (write, read) = (&report.host.write, &report.host.read);
     assert_eq!((write.count, read.count), (2, 2));
-    // Per sector: 1,200 us over 5 sectors, 138 us over 3; per request it would be 600 and 69.
+    // Per sector: 2,200 us over 5 sectors, 138 us over 3; per request it would be 1,100 and 69.
     assert_eq!(
         write.latency_per_sector_ns,
         Some(writes_ns / 5.0),
@@ -67,7 +70,7 @@ fn time_per_sector_is_the_latency_sum_over_the_sectors_moved() {
     let table = render_table(&report);
     assert!(
         table.contains(
-            "time per 512 B sector (latencies / sectors moved): read 46.00 us, write 240.00 us"
+            "time per 512 B sector (latencies / sectors moved): read 46.00 us, write 440.00 us"
         ),
         "{table}"
     );

@@ -2,9 +2,12 @@
 //! ([`super::fsbench`]) and the web-browser cache ([`super::web`]): the sector requests a FAT
 //! driver sends when files are created, written, rewritten and deleted.
 //!
-//! Layout, in 512-byte sectors: the FAT (4 bytes per 4 KiB cluster) from sector 0, then a
-//! directory region of [`DIR_SECTORS`], then the data area. One FAT: a real FAT32 volume keeps
-//! a mirror copy by default, whose writes (each FAT sector written twice) are left out. Clusters are allocated next-fit
+//! Layout, in 512-byte sectors: with [`FatVolume::new`], the FAT (4 bytes per 4 KiB cluster)
+//! from sector 0, one copy, then a directory region of [`DIR_SECTORS`], then the data area
+//! (the web-cache stand-in's volume). With [`FatVolume::fat32`], a FAT32 volume as `mkfs.vfat`
+//! lays it out: a reserved region of [`RESERVED_SECTORS`] (boot sector, FSInfo, backup boot
+//! sector), the FAT and its mirror copy (FAT32 keeps two FATs by default: every FAT sector
+//! change is written to both), the root directory, the data area. Clusters are allocated next-fit
 //! (a cursor that moves on and wraps, as FAT drivers do), so new files are laid out one after
 //! the other in the free space wherever the cursor is. A file change writes its data (in
 //! requests of at most `write_chunk_sectors`), then the FAT sectors of its cluster chain and
@@ -29,6 +32,8 @@ pub struct FsRequest {
 pub const CLUSTER_SECTORS: u64 = 8;
 /// Sectors of the directory region.
 pub const DIR_SECTORS: u64 = 32;
+/// Reserved sectors before the first FAT of a FAT32 volume (`mkfs.vfat`'s default).
+pub const RESERVED_SECTORS: u64 = 32;
 
 /// The volume and the requests its changes produced, oldest first.
 #[derive(Debug)]
@@ -45,19 +50,55 @@ pub struct FatVolume {
     write_chunk_sectors: u64,
     deferred_metadata: bool,
     dirty: BTreeSet<u64>,
+    /// First sector of the first FAT.
+    fat_start: u64,
+    /// Sectors of one FAT.
+    fat_sectors: u64,
+    /// FAT copies (1, or 2 with the mirror).
+    fats: u64,
+    /// Sectors written and read so far.
+    pub written_sectors: u64,
+    pub read_sectors: u64,
 }
 
 impl FatVolume {
     /// A volume over `space_sectors` whose files may use about `utilisation` of it.
     pub fn new(space_sectors: u64, utilisation: f64, write_chunk_sectors: u64) -> FatVolume {
+        let top = (space_sectors as f64 * utilisation) as u64;
+        Self::layout(space_sectors, top, write_chunk_sectors, 0, 1)
+    }
+
+    /// A FAT32 volume over `space_sectors` (reserved region, FAT and mirror, root directory)
+    /// whose files stay below sector `top_sectors`.
+    pub fn fat32(space_sectors: u64, top_sectors: u64, write_chunk_sectors: u64) -> FatVolume {
+        Self::layout(
+            space_sectors,
+            top_sectors,
+            write_chunk_sectors,
+            RESERVED_SECTORS,
+            2,
+        )
+    }
+
+    fn layout(
+        space_sectors: u64,
+        top_sectors: u64,
+        write_chunk_sectors: u64,
+        fat_start: u64,
+        fats: u64,
+    ) -> FatVolume {
         let clusters = space_sectors / CLUSTER_SECTORS;
         let fat_sectors = (clusters * 4).div_ceil(512);
-        let data_start = fat_sectors + DIR_SECTORS;
+        let data_start = fat_start + fats * fat_sectors + DIR_SECTORS;
         let data_clusters = (space_sectors.saturating_sub(data_start) / CLUSTER_SECTORS) as usize;
-        let limit = ((space_sectors as f64 * utilisation - data_start as f64)
-            / CLUSTER_SECTORS as f64)
+        let limit = ((top_sectors as f64 - data_start as f64) / CLUSTER_SECTORS as f64)
             .clamp(1.0, data_clusters.max(1) as f64) as usize;
         FatVolume {
+            fat_start,
+            fat_sectors,
+            fats,
+            written_sectors: 0,
+            read_sectors: 0,
             out: VecDeque::new(),
             used: vec![false; data_clusters.max(1)],
             free: limit,
@@ -80,6 +121,16 @@ impl FatVolume {
         self.data_start
     }
 
+    /// First sector of the first FAT.
+    pub fn fat_start(&self) -> u64 {
+        self.fat_start
+    }
+
+    /// Sectors of one FAT copy.
+    pub fn fat_sectors_per_copy(&self) -> u64 {
+        self.fat_sectors
+    }
+
     /// Clusters files may use.
     pub fn capacity_clusters(&self) -> usize {
         self.limit
@@ -90,6 +141,11 @@ impl FatVolume {
     }
 
     pub fn push(&mut self, op: Op, first_sector: u64, sectors: u64) {
+        match op {
+            Op::Write => self.written_sectors += sectors,
+            Op::Read => self.read_sectors += sectors,
+            _ => {}
+        }
         self.out.push_back(FsRequest {
             op,
             first_sector,
@@ -115,14 +171,16 @@ impl FatVolume {
         self.data_start + u64::from(c) * CLUSTER_SECTORS
     }
 
-    /// Metadata of a file change: the FAT sectors of its chain and one directory sector
-    /// (`dir_slot` modulo the directory region).
+    /// Metadata of a file change: the FAT sectors of its chain (in every FAT copy) and one
+    /// directory sector (`dir_slot` modulo the directory region).
     pub fn metadata(&mut self, chain: &[u32], dir_slot: usize) {
         let mut last = u64::MAX;
         for &c in chain {
             let fat = u64::from(c) * 4 / 512;
             if fat != last {
-                self.metadata_sector(fat);
+                for copy in 0..self.fats {
+                    self.metadata_sector(self.fat_start + copy * self.fat_sectors + fat);
+                }
                 last = fat;
             }
         }

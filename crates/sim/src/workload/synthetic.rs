@@ -127,7 +127,9 @@ impl Model {
                     )));
                 }
                 let util = w.fsbench_utilisation_resolved();
-                let stream = super::fsbench::generate(w.fsbench_phases, space / 512, util, seed);
+                let sectors = space / 512;
+                let top = (sectors as f64 * util) as u64;
+                let stream = super::fsbench::generate(w.fsbench_phases, sectors, top, 1.0, seed);
                 Model::Fsbench(stream, 0)
             }
             _ => return Ok(None),

@@ -10,16 +10,19 @@
 //! reports, derived from what [`super::Nftl`]'s fold can issue for a block of N pages:
 //!
 //! - OOB reads: the backward scan reads each replacement page at most once (N), and the
-//!   primary's page is checked only for offsets the finished scan did not find; the scan of a
-//!   non-empty replacement finds at least one offset, so at most N - 1 of those: 2N - 1;
+//!   spare of every primary page whose offset the page cache does not give is read too (its
+//!   valid flag, found in the replacement or not: see [`super::Nftl`]'s module doc), at most
+//!   N: 2N (a GC fold with no cache hit; a write's fold skips its own offset, 2N - 1);
 //! - page reads and programs: one each per offset copied, at most N (a GC fold of a fully
-//!   written block; a write's fold programs its new page without reading it);
+//!   written block; a write's fold programs its new page without reading it); every program
+//!   is followed by its OOB data write (section 5 (3): "page data write + OOB data write");
 //! - erases: the old primary and the replacement, 2. No header is programmed: the new primary
 //!   has no replacement yet.
 //!
-//! `(2N - 1)·(tR_oob + bus(oob)) + N·(tR + bus(page)) + N·(bus(page) + tPROG) + 2·tBERS`.
-//! On `nftl-samsung` (N = 32; OOB read 10 us, page read 36 us, program 200 us, erase 2 ms):
-//! 63 x 10 + 32 x 36 + 32 x 200 + 2 x 2000 = 12,182 us.
+//! `2N·(tR_oob + bus(oob)) + N·(tR + bus(page)) + N·(bus(page) + tPROG + bus(oob) +
+//! tPROG_oob) + 2·tBERS`.
+//! On `nftl-samsung` (N = 32; OOB read 10 us, page read 36 us, program 200 us, OOB write
+//! 200 us, erase 2 ms): 64 x 10 + 32 x 36 + 32 x (200 + 200) + 2 x 2000 = 18,592 us.
 
 use std::collections::HashMap;
 
@@ -37,6 +40,7 @@ pub(super) enum Command {
     OobRead,
     PageRead,
     PageProgram,
+    OobProgram,
     Erase,
 }
 
@@ -46,6 +50,7 @@ struct ServiceTimes {
     oob_read_ns: u64,
     page_read_ns: u64,
     page_program_ns: u64,
+    oob_program_ns: u64,
     erase_ns: u64,
 }
 
@@ -56,6 +61,7 @@ impl ServiceTimes {
             oob_read_ns: timing.read_oob_latency_ns + timing.bus_ns(u64::from(oob_bytes)),
             page_read_ns: timing.read_latency_ns + page_bus,
             page_program_ns: page_bus + timing.program_latency_ns,
+            oob_program_ns: timing.bus_ns(u64::from(oob_bytes)) + timing.program_oob_latency_ns,
             erase_ns: timing.erase_latency_ns,
         }
     }
@@ -65,6 +71,7 @@ impl ServiceTimes {
             Command::OobRead => self.oob_read_ns,
             Command::PageRead => self.page_read_ns,
             Command::PageProgram => self.page_program_ns,
+            Command::OobProgram => self.oob_program_ns,
             Command::Erase => self.erase_ns,
         }
     }
@@ -79,7 +86,10 @@ pub fn worst_fold_ns(
 ) -> u64 {
     let t = ServiceTimes::new(timing, page_bytes, oob_bytes);
     let n = u64::from(pages_per_block);
-    (2 * n - 1) * t.oob_read_ns + n * t.page_read_ns + n * t.page_program_ns + 2 * t.erase_ns
+    2 * n * t.oob_read_ns
+        + n * t.page_read_ns
+        + n * (t.page_program_ns + t.oob_program_ns)
+        + 2 * t.erase_ns
 }
 
 /// A fold issued but not finished.

@@ -20,13 +20,23 @@
 //!   paper's small controller does one thing at a time. So a fold is never interleaved with
 //!   other commands, its blocking time is the sum of its own commands, and it never exceeds
 //!   the bound of [`fold_clock`] (`merges.predicted_worst_blocking_ns`):
-//!   (2N - 1)·(tR_oob + bus(oob)) + N·(tR + bus(page)) + N·(bus(page) + tPROG) + 2·tBERS
-//!   for N pages per block (12.182 ms on `nftl-samsung`).
+//!   2N·(tR_oob + bus(oob)) + N·(tR + bus(page)) + N·(bus(page) + tPROG + bus(oob) +
+//!   tPROG_oob) + 2·tBERS for N pages per block (18.592 ms on `nftl-samsung`).
+//! - Every page program (host writes to primary and replacement blocks, and fold copies) is a
+//!   page data write followed by an OOB data write ([`FLAG_VALID`], a spare program of Table
+//!   1's 200 us), as section 5 (3) states ("page data write + OOB data write"); a new
+//!   replacement block adds its header write (Fig. 2, t2). Fold copies carry it too: Table 5's
+//!   AtoPM write times are reproduced by Table 1's costs within 0.4% only with it (docs/nftl.md).
+//! - Plain NFTL reads replacement headers from OOB where section 3.2 says: every read (i), a
+//!   rewrite (ii), and GC (iii), which reads the header of every mapped primary block (under
+//!   `merge`) to find the replacement blocks to fold; a write's fold uses the header its
+//!   rewrite just read.
 //! - Lookup table: the rep-block table (replacement of each virtual block) and the page-status
 //!   bitmap (has the primary page of a sector been written) in RAM, copies of what the OOB
-//!   says, so host reads and writes skip those OOB reads (Table 2).
-//! - Page cache: the <block, page> of the most recently written sectors (FIFO replacement, see
-//!   [`cache`]); a hit sends a read straight to the page and lets a fold skip the search.
+//!   says, so host reads, writes and GC skip those OOB reads (Table 2).
+//! - Page cache: the <block, page> of the most recently written sectors (a rewrite renews a
+//!   sector, eviction first-in first-out by last write, reads do not renew: see [`cache`]); a
+//!   hit sends a read straight to the page and lets a fold skip the search.
 //!
 //! Choices where the paper is silent (tested in `tests/nftl.rs`):
 //! - The free-page pointer of each replacement block (Figure 2's "free page ptr") is kept in
@@ -36,8 +46,15 @@
 //!   takes it), so no new replacement block is needed right after a fold.
 //! - A fold resolves offsets in turn: a page-cache hit gives the location at once; otherwise it
 //!   continues one backward OOB scan of the replacement block (each spare read once per fold)
-//!   until the offset is found or the scan reaches page 0, then checks the primary's page by an
-//!   OOB read (the bitmap never helps a fold, as Table 2 says).
+//!   until the offset is found or the scan reaches page 0, and reads the primary page's spare
+//!   (its valid flag) whether the scan found the offset or not (the bitmap never helps a fold,
+//!   as Table 2 says). So a fold reads the spare of nearly every page of both blocks: Table 6's
+//!   lookup column, which holds only fold scans and read searches, implies it:
+//!   (23,547 - 421 x 0.27) / 782 folds = 30.0 OOB reads per fold on AP8K (2N - 2, N = 16) and
+//!   (24,038 - 421 x 0.70) / 386 = 61.5 on AP16K (2N - 2.5), where a fold that skips the
+//!   primary spares of offsets found in the replacement reads about 23 on AP8K.
+//! - The page cache gives reads and folds the location of the sectors it holds; a hit saves a
+//!   fold both the scan and the primary spare read of that offset.
 //! - Free blocks are reused oldest-freed first; GC keeps one block free for a fold.
 //! - TRIM works on whole virtual blocks (both blocks erased, the sectors read as never written).
 //! - Sectors smaller than pages: a partial page write reads the old page first (read-modify-write).
@@ -96,6 +113,9 @@ fn validate(c: &ExperimentConfig) -> Result<(NftlConfig, Sizing), ConfigError> {
 
 /// OOB flag of the primary's page 0 once it carries a replacement-block header.
 pub const FLAG_HEADER: u8 = 0x01;
+/// OOB flag the OOB data write sets after a page's data program (sector number and valid
+/// flag, section 3.1; the simulator keeps the sector number with the data program).
+pub const FLAG_VALID: u8 = 0x02;
 
 const NIL: u32 = u32::MAX;
 
@@ -116,7 +136,11 @@ struct NftlStats {
     oob_reads_status: u64,
     oob_reads_search: u64,
     oob_reads_fold: u64,
+    /// Of the header reads, those GC makes (plain NFTL, section 3.2 (iii)).
+    oob_reads_gc_header: u64,
     header_programs: u64,
+    /// OOB data writes after data programs (host writes and fold copies).
+    oob_data_programs: u64,
     page_cache_hits: u64,
     page_cache_misses: u64,
     rmw_reads: u64,
@@ -280,6 +304,12 @@ impl Nftl {
             }
             (false, _) => ctx.program(&[ppn], &entry, None, issue)?,
         };
+        // The OOB data write of section 5 (3): "page data write + OOB data write", a spare
+        // program of its own (Table 1's Write OOB, 200 us) after the data program.
+        let after = [self.last];
+        let issue = self.folds.tag(self.issue(req, cause), Command::OobProgram);
+        self.last = ctx.program_oob(ppn, FLAG_VALID, 0, issue.after(&after))?;
+        self.stats.oob_data_programs += 1;
         Ok(())
     }
 
@@ -335,6 +365,27 @@ impl Nftl {
     fn collect(&mut self, ctx: &mut FtlCtx<'_>, req: Req) -> Result<(), SimError> {
         self.stats.gc_runs += 1;
         for vb in 0..self.sizing.virtual_blocks {
+            let p = self.primary[vb as usize];
+            if p == NIL {
+                continue;
+            }
+            // Section 3.2 (iii): without the rep-block table GC learns each primary block's
+            // replacement from its header, an OOB read of page 0 (under `merge`).
+            if !self.cfg.lookup_table {
+                self.stats.oob_reads_header += 1;
+                self.stats.oob_reads_gc_header += 1;
+                let spare = self.oob(ctx, req, self.layout.ppn(p, 0), Cause::Merge)?;
+                let rep = match spare {
+                    Spare::Programmed { tag, .. } => tag.checked_sub(1).unwrap_or(NIL),
+                    Spare::Erased => NIL,
+                };
+                if rep != self.replacement[vb as usize] {
+                    return Err(self.bug(format!(
+                        "GC: header of virtual block {vb} says {rep}, RAM copy {}",
+                        self.replacement[vb as usize]
+                    )));
+                }
+            }
             if self.replacement[vb as usize] != NIL {
                 self.stats.gc_folds += 1;
                 ctx.counters().record_victim(false);
@@ -461,12 +512,16 @@ impl Nftl {
                 }
             }
         }
+        // The primary page's spare (its valid flag) is read whether or not the scan found the
+        // offset: the fold reads the spare of every page of both blocks it does not know from
+        // the page cache (the module doc; Table 6's lookup column implies it).
+        let ppn = self.layout.ppn(p, off);
+        self.stats.oob_reads_fold += 1;
+        let spare = self.oob(ctx, req, ppn, Cause::Merge)?;
         if found[off as usize] != NIL {
             return Ok(Some(self.layout.ppn(r, found[off as usize])));
         }
-        let ppn = self.layout.ppn(p, off);
-        self.stats.oob_reads_fold += 1;
-        Ok(match self.oob(ctx, req, ppn, Cause::Merge)? {
+        Ok(match spare {
             Spare::Programmed { entry, .. } if entry.lpn() == Some(lpn) => Some(ppn),
             _ => None,
         })
