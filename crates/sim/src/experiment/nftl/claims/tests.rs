@@ -395,3 +395,31 @@ fn diminishing_is_the_first_doublings_saving_minus_the_seconds() {
     assert!(diminishing(&[60.0, 58.0, 57.0, 56.5]) > 0.0);
     assert!(diminishing(&[60.0, 59.5, 59.0, 50.0]) < 0.0);
 }
+
+/// The quick run scales combo down: a claim whose figures depend on the combo runs is "not
+/// measured at quick size" (the scaled trace has another read mix), a claim on AtoPM alone is
+/// still judged (the paper's own tables reproduce it).
+#[test]
+fn a_scaled_combo_leaves_only_the_claims_on_atopm_judged() {
+    let mut s = study(paper_runs());
+    s.combo_scale = 0.05;
+    let c = claims(&s);
+    let judged: Vec<&str> = c
+        .iter()
+        .filter(|c| c.verdict != NotMeasured)
+        .map(|c| c.claim.as_str())
+        .collect();
+    assert!(judged.iter().all(|t| !t.starts_with("combo")), "{judged:?}");
+    assert!(judged.iter().any(|t| t.starts_with("atopm")), "{judged:?}");
+    for c in c.iter().filter(|c| c.verdict == NotMeasured) {
+        assert!(
+            c.why.contains("not measured at quick size") && c.why.contains("5%"),
+            "{}",
+            c.why
+        );
+    }
+    assert!(c
+        .iter()
+        .any(|c| c.claim.starts_with("combo") && c.verdict == NotMeasured));
+    assert_eq!(audit(&c), Vec::<String>::new());
+}
