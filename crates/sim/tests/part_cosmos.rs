@@ -103,11 +103,12 @@ fn table_iii_and_fig16_reproduce_the_papers_directions() {
         text.contains("part-ftl: acknowledged pages reached flash after"),
         "{text}"
     );
-    // Fig. 16: the bandwidth falls once GC starts (to 38-42%); whether the level after GC is
-    // within 20% of the paper's 52% is not settled in 40 s (seed 3's halves straddle it).
+    // Fig. 16: the bandwidth falls once GC starts (to 38-42%): the direction holds. The level
+    // does not: 121 MB/s before GC against the paper's 27 on every run and both halves, which
+    // decides each run whatever the level after GC does (seed 3's halves straddle its
+    // tolerance): shape only, as in the full run.
     let fig16 = claim(r, "Fig. 16: WAO-GC write bandwidth drops");
-    assert_eq!(fig16.verdict, Verdict::NotMeasured, "{text}");
-    assert!(fig16.why.starts_with("not stationary"), "{}", fig16.why);
+    assert_eq!(fig16.verdict, Verdict::ShapeOnly, "{text}");
     assert!(fig16.shape.iter().all(|c| c.robust()), "{fig16:?}");
 }
 
@@ -292,14 +293,17 @@ fn the_board_set_up_depends_on_the_fitted_firmware_time_and_the_reader_phase() {
     // Fig. 15's read ratio: 30.7% at 1 ms (paper 35%), 66% at phase 0: half the runs.
     let read_ratio = part.page_read.max_ns as f64 / wao.page_read.max_ns as f64;
     assert!((0.25..0.40).contains(&read_ratio), "{read_ratio} {text}");
+    // On this quick device the board's worst-latency ratios are not judged (they depend on
+    // the device's size; the full run's 512 blocks per plane judge them).
     let reads = claim(r, "Board: max page read latency");
-    assert_eq!(reads.verdict, Verdict::Unstable, "{text}");
+    assert_eq!(reads.verdict, Verdict::NotMeasured, "{text}");
+    assert!(reads.why.contains("not measured at quick size"), "{}", reads.why);
     // Not reproduced: the write ratio (135%: PaRT-FTL's write pages pay the same firmware
-    // time, after its reads) and Fig. 16's drop (the firmware, not the dies, sets the pace
-    // before and after GC starts).
+    // time, after its reads; judged on the full device) and Fig. 16's drop (the firmware, not
+    // the dies, sets the pace before and after GC starts).
     assert_eq!(
         verdict(r, "Board: max page write latency"),
-        Verdict::Differs,
+        Verdict::NotMeasured,
         "{text}"
     );
     assert!(part.page_write.max_ns > wao.page_write.max_ns, "{text}");
