@@ -297,7 +297,11 @@ fn the_board_set_up_depends_on_the_fitted_firmware_time_and_the_reader_phase() {
     // the device's size; the full run's 512 blocks per plane judge them).
     let reads = claim(r, "Board: max page read latency");
     assert_eq!(reads.verdict, Verdict::NotMeasured, "{text}");
-    assert!(reads.why.contains("not measured at quick size"), "{}", reads.why);
+    assert!(
+        reads.why.contains("not measured at quick size"),
+        "{}",
+        reads.why
+    );
     // Not reproduced: the write ratio (135%: PaRT-FTL's write pages pay the same firmware
     // time, after its reads; judged on the full device) and Fig. 16's drop (the firmware, not
     // the dies, sets the pace before and after GC starts).

@@ -332,34 +332,20 @@ fn table5_times(cases: &[Case]) -> Vec<PaperClaim> {
     ]
     .iter()
     .map(|&(what, col, paper)| {
-        let per_case: Vec<(String, f64, f64)> = cases
-            .iter()
-            .filter_map(|c| {
-                let target = PAPER_TABLE5_TIMES
-                    .iter()
-                    .find(|(d, t, b, _)| *d == c.device && *t == c.trace && *b == c.blk)?
-                    .3[col];
-                let ours = if col == 0 {
-                    c.plain.write_us_per_sector
-                } else {
-                    c.plain.read_us_per_sector
-                };
-                Some((c.name(), ours, target))
-            })
-            .collect();
-        let level: Vec<Condition> = per_case
-            .iter()
-            .map(|(name, ours, target)| {
-                Condition::within(
-                    &format!("{name} NFTL {what} time per sector (us)"),
-                    *ours,
-                    *target,
-                    TIME_REL,
-                    "within 15% of the paper's value for the case (issue 27; Table 1's \
-                     times, every write a page data write plus an OOB data write)",
-                )
-            })
-            .collect();
+        let per_case = against_paper(cases, &PAPER_TABLE5_TIMES, col, |c| {
+            if col == 0 {
+                c.plain.write_us_per_sector
+            } else {
+                c.plain.read_us_per_sector
+            }
+        });
+        let level = within_per_case(
+            &per_case,
+            &format!("NFTL {what} time per sector (us)"),
+            TIME_REL,
+            "within 15% of the paper's value for the case (issue 27; Table 1's times, every \
+             write a page data write plus an OOB data write)",
+        );
         let within = level.iter().filter(|c| c.holds_on(0)).count();
         let values: Vec<String> = per_case
             .iter()
@@ -379,6 +365,40 @@ fn table5_times(cases: &[Case]) -> Vec<PaperClaim> {
         )
     })
     .collect()
+}
+
+/// Each case with a row in `table` (device, trace, block KiB, columns): (its name, `ours(case)`,
+/// the table's column `col`).
+fn against_paper<const N: usize>(
+    cases: &[Case],
+    table: &[(&str, &str, u32, [f64; N])],
+    col: usize,
+    ours: impl Fn(&Case) -> f64,
+) -> Vec<(String, f64, f64)> {
+    cases
+        .iter()
+        .filter_map(|c| {
+            let row = table
+                .iter()
+                .find(|(d, t, b, _)| *d == c.device && *t == c.trace && *b == c.blk)?;
+            Some((c.name(), ours(c), row.3[col]))
+        })
+        .collect()
+}
+
+/// One condition per case: ours within `rel` of the paper's value, named "`case` `figure`".
+fn within_per_case(
+    per_case: &[(String, f64, f64)],
+    figure: &str,
+    rel: f64,
+    tolerance: &str,
+) -> Vec<Condition> {
+    per_case
+        .iter()
+        .map(|(name, ours, target)| {
+            Condition::within(&format!("{name} {figure}"), *ours, *target, rel, tolerance)
+        })
+        .collect()
 }
 
 fn share(a: u64, b: u64) -> f64 {
@@ -476,30 +496,15 @@ fn table5_levels(cases: &[Case]) -> Vec<PaperClaim> {
     ];
     rows.iter()
         .map(|&(what, paper, col, f)| {
-            let per_case: Vec<(String, f64, f64)> = cases
-                .iter()
-                .filter_map(|c| {
-                    let target = PAPER_TABLE5
-                        .iter()
-                        .find(|(d, t, b, _)| *d == c.device && *t == c.trace && *b == c.blk)?
-                        .3[col];
-                    Some((c.name(), f(c), target))
-                })
-                .collect();
-            let level: Vec<Condition> = per_case
-                .iter()
-                .map(|(name, ours, target)| {
-                    Condition::within(
-                        &format!("{name} {what} (%)"),
-                        *ours,
-                        *target,
-                        TIME_GAIN_REL,
-                        "within half the paper's value for the case (the gains are ratios of \
-                         times that depend on the traces' fold counts, which the stand-in does \
-                         not match; the paper's own cases differ up to 26x)",
-                    )
-                })
-                .collect();
+            let per_case = against_paper(cases, &PAPER_TABLE5, col, f);
+            let level = within_per_case(
+                &per_case,
+                &format!("{what} (%)"),
+                TIME_GAIN_REL,
+                "within half the paper's value for the case (the gains are ratios of times that \
+                 depend on the traces' fold counts, which the stand-in does not match; the \
+                 paper's own cases differ up to 26x)",
+            );
             let within = level.iter().filter(|c| c.holds_on(0)).count();
             let shape = vec![Condition::at_least(
                 &format!("smallest {what} over the 8 cases (%)"),
