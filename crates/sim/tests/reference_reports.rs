@@ -149,19 +149,19 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "bast/mixed",
-        "bd2af598e58fbada0c1b9d55c59596b32a60a60f20db1af6e27de5d8e6a83804",
+        "f5838be7441fe382f384ed3c48f24b261f9b8189b2f8909a168212009ae1151f",
     ),
     (
         "fast/mixed",
-        "b397762367b8403e572996bcda7370f4895d658bcd4ffacebd95bb5fb1f33e8f",
+        "32e4efe1ded2bdb103144ffee7e550ff4a537dfc1672fee0252dad4b56d9885c",
     ),
     (
         "sast/mixed",
-        "5a1defb37862a6885327176b37c4d16bac851e748676ff6d440c20419656a72d",
+        "cd4a324d48b239304ffe900bd9f202c85b21950327fe747e836e13d9d1af94fc",
     ),
     (
         "kast/mixed",
-        "6a2c285a6aef694a8ae57ba95310bbf0534af0bb7a08faba79fd5254e032977a",
+        "de0c02972cfa05f23717591e1c503271e205fbc0e9c97af3b22a7ef66d664df3",
     ),
     (
         "nftl/mixed",
