@@ -179,10 +179,13 @@ impl Core {
         })
     }
 
-    /// kast.txt section II: N·k·C_copy + (k+1)·C_erase. C_copy is the paper's page read plus
-    /// page program: a copyback, which is how a merge copies a page within a plane. On a
-    /// device of several planes a copy may have to cross planes (a read and a program with
-    /// both bus transfers), and the bound takes that longer copy.
+    /// kast.txt section II: N·k·C_copy + (k+1)·C_erase, with C_copy the longest page a merge
+    /// writes on this device. A copy is the paper's page read plus page program, a copyback
+    /// within a plane; but a rebuilt data block's holes are programmed empty (pages are
+    /// programmed in order), a program with its bus transfer, which takes longer than a
+    /// copyback when the transfer is longer than the read (kast-slc: 200 + 51.2 us against
+    /// 225 us); and on a device of several planes a copy may cross planes (a read and a program
+    /// with both transfers). The bound takes the longest, so it holds for every merge.
     pub fn worst_merge_ns(&self, timing: &Timing, k: u32) -> u64 {
         u64::from(self.n) * u64::from(k) * self.copy_ns(timing)
             + u64::from(k + 1) * timing.erase_latency_ns
@@ -193,13 +196,16 @@ impl Core {
         self.worst_merge_ns(&self.timing, k)
     }
 
-    /// C_copy: the longest page copy of a merge on this device.
+    /// C_copy of the bound: the longest page a merge writes on this device (a copyback, an
+    /// empty page programmed into a hole, or a copy across planes).
     pub fn copy_ns(&self, timing: &Timing) -> u64 {
         let copyback = timing.read_latency_ns + timing.program_latency_ns;
+        let transfer = timing.bus_ns(u64::from(self.page_bytes));
+        let hole = timing.program_latency_ns + transfer;
         if self.layout.planes() <= 1 {
-            return copyback;
+            return copyback.max(hole);
         }
-        copyback + 2 * timing.bus_ns(u64::from(self.page_bytes))
+        copyback + 2 * transfer
     }
 
     pub fn lbn(&self, lpn: u32) -> u32 {
