@@ -346,20 +346,12 @@ fn table5_times(cases: &[Case]) -> Vec<PaperClaim> {
             "within 15% of the paper's value for the case (issue 27; Table 1's times, every \
              write a page data write plus an OOB data write)",
         );
-        let within = level.iter().filter(|c| c.holds_on(0)).count();
-        let values: Vec<String> = per_case
-            .iter()
-            .map(|(n, o, t)| format!("{n} {o:.1} ({t})"))
-            .collect();
+        let ours = cases_within_text(&per_case, &level, "within 15% of the paper's", 1);
         PaperClaim::judged(
             "Table 5",
             &format!("NFTL's average {what} time per sector, case by case"),
             paper,
-            format!(
-                "{within} of {} cases within 15% of the paper's: {}",
-                per_case.len(),
-                values.join(", ")
-            ),
+            ours,
             level,
             DOC_STANDIN,
         )
@@ -384,6 +376,25 @@ fn against_paper<const N: usize>(
             Some((c.name(), ours(c), row.3[col]))
         })
         .collect()
+}
+
+/// "k of n cases `within`: case ours (paper), ...", ours with `digits` decimals.
+fn cases_within_text(
+    per_case: &[(String, f64, f64)],
+    level: &[Condition],
+    within: &str,
+    digits: usize,
+) -> String {
+    let holding = level.iter().filter(|c| c.holds_on(0)).count();
+    let values: Vec<String> = per_case
+        .iter()
+        .map(|(n, o, t)| format!("{n} {o:.digits$} ({t})"))
+        .collect();
+    format!(
+        "{holding} of {} cases {within}: {}",
+        per_case.len(),
+        values.join(", ")
+    )
 }
 
 /// One condition per case: ours within `rel` of the paper's value, named "`case` `figure`".
@@ -505,26 +516,18 @@ fn table5_levels(cases: &[Case]) -> Vec<PaperClaim> {
                  depend on the traces' fold counts, which the stand-in does not match; the \
                  paper's own cases differ up to 26x)",
             );
-            let within = level.iter().filter(|c| c.holds_on(0)).count();
             let shape = vec![Condition::at_least(
                 &format!("smallest {what} over the 8 cases (%)"),
                 per_case.iter().map(|x| x.1).fold(f64::INFINITY, f64::min),
                 0.0,
                 "a gain in every case (the direction)",
             )];
-            let values: Vec<String> = per_case
-                .iter()
-                .map(|(n, o, t)| format!("{n} {o:.2} ({t})"))
-                .collect();
+            let ours = cases_within_text(&per_case, &level, "within half the paper's", 2);
             PaperClaim::judged(
                 "Table 5",
                 &format!("{what} over NFTL, case by case"),
                 paper,
-                format!(
-                    "{within} of {} cases within half the paper's: {}",
-                    per_case.len(),
-                    values.join(", ")
-                ),
+                ours,
                 level,
                 DOC_STANDIN,
             )
@@ -756,39 +759,25 @@ fn table6(cases: &[Case]) -> Vec<PaperClaim> {
                 Some((c.name(), c.oob_saved(r), target))
             })
             .collect();
-        let level: Vec<Condition> = per_case
-            .iter()
-            .map(|(name, ours, target)| {
-                Condition::within(
-                    &format!("{name} {what} (%)"),
-                    *ours,
-                    *target,
-                    OOB_SAVED_REL,
-                    "within 15% of the paper's value for the case (issue 27; counts, device \
-                     independent: only the traces differ)",
-                )
-            })
-            .collect();
-        let within = level.iter().filter(|c| c.holds_on(0)).count();
+        let level = within_per_case(
+            &per_case,
+            &format!("{what} (%)"),
+            OOB_SAVED_REL,
+            "within 15% of the paper's value for the case (issue 27; counts, device \
+             independent: only the traces differ)",
+        );
         let shape = vec![Condition::at_least(
             &format!("smallest share of {what} (%)"),
             per_case.iter().map(|x| x.1).fold(f64::INFINITY, f64::min),
             0.0,
             "some saved in every case (the direction)",
         )];
-        let values: Vec<String> = per_case
-            .iter()
-            .map(|(n, o, t)| format!("{n} {o:.1} ({t})"))
-            .collect();
+        let ours = cases_within_text(&per_case, &level, "within 15% of the paper's", 1);
         PaperClaim::judged(
             "Table 6",
             &format!("{what}, case by case"),
             paper,
-            format!(
-                "{within} of {} cases within 15% of the paper's: {}",
-                per_case.len(),
-                values.join(", ")
-            ),
+            ours,
             level,
             DOC_STANDIN,
         )
