@@ -86,12 +86,9 @@ pub struct FmmuArgs {
     #[arg(short, long, default_value = "fmmu-study")]
     out: PathBuf,
     /// Parts, comma separated: exec-time (the model's Fig. 10 table), synthetic, traces,
-    /// scaling
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "exec-time,synthetic,traces,scaling"
-    )]
+    /// scaling, scan-sweep (CDFTL's 4-core random write across flush-scan costs, first seed)
+    /// [default: all; --quick: all but scan-sweep, whose random writes need steady GC]
+    #[arg(long, value_delimiter = ',')]
     parts: Vec<String>,
     /// Schemes of the synthetic and traces parts, comma separated (default: all): ideal,
     /// dftl-1c, dftl-2c, dftl-4c, cdftl-1c, cdftl-2c, cdftl-4c, fmmu
@@ -393,8 +390,13 @@ fn fmmu(a: &FmmuArgs) -> i32 {
     } else {
         a.synthetic.clone()
     };
+    let parts = if a.parts.is_empty() {
+        base.parts.clone()
+    } else {
+        a.parts.clone()
+    };
     let study = FmmuStudy {
-        parts: a.parts.clone(),
+        parts,
         schemes: a.schemes.clone(),
         synthetic,
         traces,

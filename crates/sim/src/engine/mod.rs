@@ -1048,6 +1048,7 @@ impl Simulation {
             arrival_seq: r.seq,
             arrival_ns: r.arrival_ns,
             request_sectors: r.sectors,
+            request_first_sector: r.first_sector,
             task: r.task,
         }
     }

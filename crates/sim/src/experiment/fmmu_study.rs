@@ -127,8 +127,17 @@ pub const SCALING_RANGE_FRACTION: f64 = 1.0 / 64.0;
 /// figure. The paper's MSR and WebSearch traces are not public.
 pub const DEFAULT_TRACES: [&str; 2] = ["sample:wsrch", "sample:tpcc"];
 
-/// The parts of the study (`exec-time`: the model's Fig. 10 table, no runs).
-pub const PARTS: [&str; 4] = ["exec-time", "synthetic", "traces", "scaling"];
+/// The parts of the study (`exec-time`: the model's Fig. 10 table, no runs; `scan-sweep`:
+/// CDFTL's random write on 4 cores across [`SCAN_SWEEP_NS`], first seed only).
+pub const PARTS: [&str; 5] = ["exec-time", "synthetic", "traces", "scaling", "scan-sweep"];
+
+/// Flush-scan costs per CMT block (`ftl.flush_scan_ns_per_block`) the `scan-sweep` part runs
+/// CDFTL's 4-core random write at: 1 to 16 cycles of the 400 MHz Cortex-R4 (2.5 ns each),
+/// around the default's four. The paper gives no figure; CDFTL's "about 88% of ideal"
+/// depends on it (docs/fmmu.md).
+pub const SCAN_SWEEP_NS: [u64; 5] = [3, 5, 10, 20, 40];
+/// The scheme the scan sweep runs.
+pub const SCAN_SWEEP_SCHEME: &str = "cdftl-4c";
 
 /// What to run.
 #[derive(Debug, Clone, Serialize)]
@@ -209,6 +218,12 @@ impl FmmuStudy {
             random_write_warmup: QUICK_RANDOM_WRITE_WARMUP,
             scaling: vec![(1, 1), (4, 4), (32, 8)],
             synthetic: QUICK_SYNTHETIC.iter().map(|s| s.to_string()).collect(),
+            // Random writes at steady GC: not at quick size (see above).
+            parts: PARTS
+                .iter()
+                .filter(|p| **p != "scan-sweep")
+                .map(|p| p.to_string())
+                .collect(),
             ..FmmuStudy::full()
         }
     }
@@ -258,6 +273,9 @@ pub struct FmmuPoint {
     pub ways: u32,
     /// The run's seed (`run.seed`).
     pub seed: u64,
+    /// `ftl.flush_scan_ns_per_block` when the point sets it (the scan sweep), else the FTL's
+    /// default.
+    pub flush_scan_ns_per_block: Option<u64>,
     /// Requests of the same workload run before the measurement (not counted).
     pub warmup: u64,
     /// Requests measured.
@@ -368,8 +386,9 @@ fn steady_of(report: &Report, bytes: bool, queue_depth: u64) -> Option<(f64, (f6
     ))
 }
 
-/// One point of the study to run: (part, scheme, workload, channels, ways, seed).
-type Case = (&'static str, Scheme, String, u32, u32, u64);
+/// One point of the study to run: (part, scheme, workload, channels, ways, seed, flush scan
+/// cost per CMT block if set).
+type Case = (&'static str, Scheme, String, u32, u32, u64, Option<u64>);
 
 impl FmmuStudy {
     /// The study's device capacity over the preset's (the map cache is scaled by it).
@@ -478,20 +497,32 @@ impl FmmuStudy {
                 if wants("synthetic") {
                     for (name, _) in SYNTHETIC {
                         if self.synthetic.is_empty() || self.synthetic.iter().any(|w| w == name) {
-                            cases.push(("synthetic", *s, name.into(), 16, 8, seed));
+                            cases.push(("synthetic", *s, name.into(), 16, 8, seed, None));
                         }
                     }
                 }
                 if wants("traces") {
                     for t in &self.traces {
-                        cases.push(("traces", *s, t.clone(), 16, 8, seed));
+                        cases.push(("traces", *s, t.clone(), 16, 8, seed, None));
                     }
                 }
             }
             if wants("scaling") {
                 for &(c, w) in &self.scaling {
-                    cases.push(("scaling", *scaled, "rand-read-4k".into(), c, w, seed));
+                    let case = ("scaling", *scaled, "rand-read-4k".into(), c, w, seed, None);
+                    cases.push(case);
                 }
+            }
+        }
+        if wants("scan-sweep") {
+            let cdftl = SCHEMES
+                .iter()
+                .find(|s| s.label == SCAN_SWEEP_SCHEME)
+                .expect("SCHEMES has the sweep's scheme");
+            let seed = self.seeds[0];
+            for ns in SCAN_SWEEP_NS {
+                let w = "rand-write-4k".into();
+                cases.push(("scan-sweep", *cdftl, w, 16, 8, seed, Some(ns)));
             }
         }
         Ok(cases)
@@ -522,10 +553,11 @@ impl FmmuStudy {
                 let (next, cases) = (&next, &cases);
                 scope.spawn(move || loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((part, scheme, workload, c, w, seed)) = cases.get(i) else {
+                    let Some(&(part, ref scheme, ref workload, c, w, seed, scan)) = cases.get(i)
+                    else {
                         break;
                     };
-                    let r = self.run_point(part, scheme, workload, *c, *w, *seed);
+                    let r = self.run_point(part, scheme, workload, (c, w), seed, scan);
                     let failed = r.is_err();
                     if tx.send((i, r)).is_err() || failed {
                         // A failed point stops this worker; the others finish theirs.
@@ -539,7 +571,7 @@ impl FmmuStudy {
             progress(0, total, "starting");
             for (i, r) in rx {
                 done += 1;
-                let (part, scheme, workload, c, w, seed) = &cases[i];
+                let (part, scheme, workload, c, w, seed, _) = &cases[i];
                 progress(
                     done,
                     total,
@@ -570,9 +602,9 @@ impl FmmuStudy {
         part: &str,
         scheme: &Scheme,
         workload: &str,
-        channels: u32,
-        ways: u32,
+        (channels, ways): (u32, u32),
         seed: u64,
+        scan: Option<u64>,
     ) -> Result<ExperimentConfig, SimError> {
         let mut sets = vec![
             format!("ftl.name=\"{}\"", scheme.ftl),
@@ -603,6 +635,9 @@ impl FmmuStudy {
         }
         sets.extend(scheme.cache_sets(self.capacity_scale()));
         sets.extend(scheme.sets.iter().map(|s| s.to_string()));
+        if let Some(ns) = scan {
+            sets.push(format!("ftl.flush_scan_ns_per_block={ns}"));
+        }
         let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
         let mut config = ExperimentConfig::with_sets("fmmu-16ch", &sets)?;
         if part != "traces" {
@@ -658,11 +693,11 @@ impl FmmuStudy {
         part: &'static str,
         scheme: &Scheme,
         workload: &str,
-        channels: u32,
-        ways: u32,
+        (channels, ways): (u32, u32),
         seed: u64,
+        scan: Option<u64>,
     ) -> Result<FmmuPoint, SimError> {
-        let config = self.config(part, scheme, workload, channels, ways, seed)?;
+        let config = self.config(part, scheme, workload, (channels, ways), seed, scan)?;
         let warmup = if part == "traces" {
             0
         } else {
@@ -705,6 +740,7 @@ impl FmmuStudy {
             channels,
             ways,
             seed,
+            flush_scan_ns_per_block: scan,
             warmup,
             measured: r.host.all.count,
             iops: r.host.all.iops,
@@ -758,11 +794,11 @@ pub fn csv(points: &[FmmuPoint]) -> String {
     let mut out = String::from(
         "part,scheme,ftl,cores,workload,channels,ways,seed,warmup,measured,iops,bytes_per_s,\
          steady,first_half,second_half,elapsed_ns,write_amplification,host_link,nand_bus,chips,ftl_cpu,map_unit,translation_reads_per_op,\
-         closed_form\n",
+         closed_form,flush_scan_ns_per_block\n",
     );
     for p in points {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{:.1},{:.1},{:.1},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{:.1},{:.1},{:.1},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{},{}\n",
             p.part,
             p.scheme,
             p.ftl,
@@ -788,6 +824,8 @@ pub fn csv(points: &[FmmuPoint]) -> String {
             p.map_unit,
             p.translation_reads_per_op,
             p.closed_form.map_or(String::new(), |c| format!("{c:.1}")),
+            p.flush_scan_ns_per_block
+                .map_or(String::new(), |ns| ns.to_string()),
         ));
     }
     out
@@ -817,8 +855,14 @@ pub fn table(points: &[FmmuPoint]) -> String {
     );
     for p in points {
         let sequential = p.workload.starts_with("seq");
+        // The scan sweep's points are compared with the synthetic part's ideal.
+        let ideal_part = if p.part == "scan-sweep" {
+            "synthetic"
+        } else {
+            p.part
+        };
         let ideal = points.iter().find(|q| {
-            q.part == p.part
+            q.part == ideal_part
                 && q.scheme == "ideal"
                 && q.workload == p.workload
                 && q.seed == p.seed
@@ -848,7 +892,10 @@ pub fn table(points: &[FmmuPoint]) -> String {
             p.scheme,
             p.cores,
             p.seed,
-            p.workload.rsplit('/').next().unwrap_or(""),
+            match p.flush_scan_ns_per_block {
+                Some(ns) => format!("{} scan {ns} ns", p.workload),
+                None => p.workload.rsplit('/').next().unwrap_or("").to_string(),
+            },
             format!("{}x{}", p.channels, p.ways),
             show(value(p)),
             of_ideal,
@@ -868,14 +915,16 @@ pub fn table(points: &[FmmuPoint]) -> String {
 /// fmmu.txt Fig. 10 as the model charges it: per-handler times of each scheme on 1, 2 and 4
 /// cores (FMMU on its map unit), and a flush of the paper's CMT.
 pub fn exec_time_table() -> String {
-    use crate::ftl::demand::exec_time::{ExecTime, Scheme as Fig10};
+    use crate::ftl::demand::exec_time::{
+        ExecTime, Scheme as Fig10, DEFAULT_FLUSH_SCAN_NS_PER_BLOCK,
+    };
     let mut out = format!(
-        "{:<6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>14}\n",
-        "scheme", "cores", "hit ns", "miss ns", "update ns", "cmd ns", "flush ns"
+        "{:<6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}\n",
+        "scheme", "cores", "CMT hit", "CTP hit", "miss", "GC update", "cmd", "flush"
     );
+    // 64-byte CMT blocks: DFTL 1,088 KiB of them, CDFTL and FMMU 64 KiB.
     let cmt_blocks = |scheme| match scheme {
-        // DFTL: 1,088 KiB of 8-byte entries; CDFTL and FMMU: 64 KiB of 64-byte blocks.
-        Fig10::Dftl => 1088 * 1024 / 8,
+        Fig10::Dftl => 1088 * 1024 / 64,
         _ => 64 * 1024 / 64,
     };
     let rows = [
@@ -888,21 +937,31 @@ pub fn exec_time_table() -> String {
         ("fmmu", Fig10::Fmmu, 1),
     ];
     for (name, scheme, cores) in rows {
-        let t = ExecTime::fig10(scheme, cores);
+        let t = ExecTime::fig10(scheme, cores, DEFAULT_FLUSH_SCAN_NS_PER_BLOCK);
+        let ctp = if scheme == Fig10::Dftl {
+            "-".to_string()
+        } else {
+            t.second_level_hit_ns.to_string()
+        };
         out.push_str(&format!(
-            "{:<6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>14}\n",
+            "{:<6} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}\n",
             name,
             cores,
             t.lookup_hit_ns,
+            ctp,
             t.lookup_miss_ns,
             t.update_ns,
             t.command_ns,
             t.flush_ns(cmt_blocks(scheme)),
         ));
     }
-    out.push_str(
-        "(per handler on one core; an N-core FTL serves N handlers at once, so per request the \
-         whole FTL takes 1/N of these; fmmu: on its hardware map unit, flush capped at 10 us)\n",
-    );
+    out.push_str(&format!(
+        "(ns per handler on one core; an N-core FTL serves N handlers at once, so per request the \
+         whole FTL takes 1/N of these; one Lookup or Update per host request and CMT block it \
+         touches; command per 4 KiB sub-request; flush: the scheme's time plus {} ns per CMT \
+         block scanned (`ftl.flush_scan_ns_per_block`); fmmu: on its hardware map unit, flush \
+         capped at 10 us)\n",
+        DEFAULT_FLUSH_SCAN_NS_PER_BLOCK
+    ));
     out
 }

@@ -21,7 +21,7 @@ pub struct FtlEntry {
 
 /// All FTLs, in listing order.
 pub fn entries() -> &'static [FtlEntry] {
-    static ENTRIES: [FtlEntry; 14] = [
+    static ENTRIES: [FtlEntry; 15] = [
         pagemap::ENTRY,
         mtftl::MT_ENTRY,
         mtftl::ST_ENTRY,
@@ -31,6 +31,7 @@ pub fn entries() -> &'static [FtlEntry] {
         logblock::KAST_ENTRY,
         nftl::ENTRY,
         demand::DFTL_ENTRY,
+        demand::DFTL_ENTRY_LEVEL_ENTRY,
         demand::CDFTL_ENTRY,
         demand::FMMU_ENTRY,
         part::ENTRY,

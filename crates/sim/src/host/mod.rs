@@ -85,6 +85,9 @@ pub struct SubRequest {
     pub arrival_ns: u64,
     /// Sectors of its whole host request (a real-time FTL learns a task's pages per job).
     pub request_sectors: u64,
+    /// First sector of its whole host request (a map cache charges one Lookup or Update per
+    /// request and cache block, fmmu.txt Fig. 6).
+    pub request_first_sector: u64,
     /// The periodic task that released its host request ([`Request::task`]).
     pub task: Option<u32>,
 }

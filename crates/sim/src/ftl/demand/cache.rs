@@ -13,7 +13,10 @@ use crate::ftl::mapcache::MapCacheLevel;
 /// Result of a map-cache lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookup {
+    /// In the first-level cache (the CMT).
     Hit,
+    /// Not in the CMT, in the second-level cache (the CTP): no flash read.
+    SecondLevelHit,
     /// Not cached: the core loads the entry's translation page.
     Miss,
     /// Cannot be served now (e.g. a whole set dirty); retried after a write-back completes.
@@ -53,6 +56,23 @@ pub trait MapCachePolicy {
     /// them dirty instead.
     fn uncached_write_back(&mut self, tvpn: u32) -> WriteBack {
         self.take_dirty(tvpn)
+    }
+    /// The cache block holding `lpn`'s entry: one Lookup or Update of a request covers every
+    /// entry it needs in one block (fmmu.txt Fig. 6). Entry-level caches: the entry itself.
+    fn map_block(&self, lpn: u32) -> u32 {
+        lpn
+    }
+    /// Entries per miss-merging unit when misses in flight merge only on the same cache block
+    /// (no MSHRs: DFTL), or None when every miss on a translation page being read waits on
+    /// that read (the default: a CTP or in-cache MSHRs).
+    fn miss_merge_entries(&self) -> Option<u32> {
+        None
+    }
+    /// A one-level cache's shape: sets, ways, entries per block and blocks loaded (default:
+    /// fully associative, one entry per block).
+    fn one_level_shape(&self) -> (u32, u32, u32, u64) {
+        let (cached, capacity) = self.occupancy();
+        (1, capacity as u32, 1, cached as u64)
     }
     /// Cached entries and their capacity.
     fn occupancy(&self) -> (usize, usize);

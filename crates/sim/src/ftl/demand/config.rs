@@ -34,14 +34,16 @@ settings! {
         over_provisioning: f64 = 0.2, unit "fraction", range 0.0 ..= 0.95;
         /// Mapping unit (one cached map entry and one host sub-request each); 0: 4 KiB, or the page if smaller.
         mapping_unit_bytes: u32 = 0, unit "bytes", range 0 ..= 65536;
-        /// RAM for the cached mapping table (dftl: 8 bytes per entry; cdftl and fmmu: the CMT of 64-byte blocks); 0: dftl 64 KiB, cdftl and fmmu 1/256 of the map up to 64 KiB (fmmu.txt 5.1 scaled).
+        /// RAM for the cached mapping table (dftl, cdftl and fmmu: 64-byte blocks of 16 entries; dftl-entry: 8 bytes per entry); 0: dftl and dftl-entry 64 KiB, cdftl and fmmu 1/256 of the map up to 64 KiB (fmmu.txt 5.1 scaled).
         cmt_bytes: u64 = 0, unit "bytes", range 0 ..= 1_099_511_627_776;
         /// cdftl and fmmu: RAM of the cached translation pages (CTP); 0: 1/16 of the map up to 1,024 KiB (fmmu.txt 5.1 scaled).
         ctp_bytes: u64 = 0, unit "bytes", range 0 ..= 1_099_511_627_776;
-        /// cdftl and fmmu: ways of the set-associative CMT and CTP (fmmu.txt: 4).
+        /// dftl, cdftl and fmmu: ways of the set-associative CMT (and CTP) (fmmu.txt 5.2: 4).
         cache_ways: u32 = 4, unit "ways", range 1 ..= 64;
         /// FTL execution times: "paper" (fmmu.txt Fig. 10 on run.cpu cores) or "ideal" (zero).
         exec_time: ExecTimeModel = ExecTimeModel::Paper, unit "", choices "paper | ideal";
+        /// dftl, dftl-entry and cdftl, exec_time "paper": time to test one CMT block in a flush's scan for a translation page's dirty blocks (no source in the paper: about four 400 MHz Cortex-R4 cycles, exec_time.rs).
+        flush_scan_ns_per_block: u64 = super::exec_time::DEFAULT_FLUSH_SCAN_NS_PER_BLOCK, unit "ns", range 0 ..= 1_000_000;
         /// Garbage-collection victim policy of data blocks (translation blocks: greedy).
         gc_victim: VictimPolicy = VictimPolicy::Greedy, unit "", choices "greedy | cost-benefit | fifo";
         /// GC runs in the foreground (before a write may open a block) when a die has this many free blocks or fewer.
@@ -134,6 +136,25 @@ impl DemandConfig {
                 ),
             )
         })
+    }
+
+    /// Sets of DFTL's CMT of 64-byte blocks in `cache_ways` ways (`cmt_bytes`, 0: 64 KiB).
+    pub fn dftl_cmt_sets(&self, sizing: &Sizing) -> Result<u32, ConfigError> {
+        let block_bytes = u64::from(super::block_cache::DFTL_BLOCK_ENTRIES * ENTRY_BYTES);
+        let set_bytes = block_bytes * u64::from(self.cache_ways);
+        let sets = self.dftl_cmt_bytes() / set_bytes;
+        if sets == 0 || sizing.entries_per_tpage % super::block_cache::DFTL_BLOCK_ENTRIES != 0 {
+            return Err(ConfigError::invalid(
+                "ftl.cmt_bytes",
+                self.cmt_bytes,
+                format!(
+                    "dftl's CMT needs one set of ftl.cache_ways = {} blocks of {block_bytes} bytes, and translation pages of whole blocks",
+                    self.cache_ways
+                ),
+                format!("{set_bytes} ..= 2^40, with ftl.mapping_unit_bytes at least 64"),
+            ));
+        }
+        Ok(sets.min(u64::from(u32::MAX / self.cache_ways)) as u32)
     }
 
     /// DFTL's cached mapping table (`cmt_bytes`, 0: 64 KiB).

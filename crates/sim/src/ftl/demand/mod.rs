@@ -41,13 +41,16 @@
 //!   cache models what RAM holds, not the values); the checks compare it against the data
 //!   pages' OOB, the GTD against the translation pages, and the per-TVPN copy of the entries
 //!   last written to flash against it for every entry the cache does not hold dirty.
-//! - **Execution time** ([`exec_time`]): command, lookup (hit / miss), update and flush costs
-//!   charged per handler (`exec_time = "paper"`), or zero (`"ideal"`, fmmu.txt 5.3: "the FTL
-//!   execution time is set to zero"): the same cache, misses and translation traffic.
+//! - **Execution time** ([`exec_time`]): one Lookup per host read and one Update per host
+//!   write, per CMT block the request touches (fmmu.txt Fig. 6's StartLPN and NumLPNs), costed
+//!   by where it is served (CMT hit, CMT miss + CTP hit, miss); command, GC update and flush
+//!   costs; all charged per handler (`exec_time = "paper"`), or zero (`"ideal"`, fmmu.txt 5.3:
+//!   "the FTL execution time is set to zero"): the same cache, misses and translation traffic.
 //!
 //! Not yet: partial-unit writes larger than one unit per sub-request, multi-plane programs and
 //! copyback.
 
+pub mod block_cache;
 pub mod cache;
 mod check;
 pub mod config;
@@ -59,6 +62,7 @@ pub mod twolevel_cache;
 
 use std::collections::VecDeque;
 
+use block_cache::BlockCache;
 use cache::{DftlCache, Lookup, MapCachePolicy, WriteBack};
 use config::{ArbiterKind, DemandConfig, ExecTimeModel, Sizing};
 use exec_time::{ExecTime, Scheme};
@@ -76,13 +80,23 @@ use crate::host::{Op, SubId, SubRequest};
 use crate::nand::{BlockId, Divisor, Layout, Nand, OobEntry, Ppn, UnitAddr};
 use crate::SimError;
 
-/// Registry entry of DFTL.
+/// Registry entry of DFTL as fmmu.txt 5.2 evaluates it.
 pub const DFTL_ENTRY: FtlEntry = registry::settings_entry::<DemandConfig>(
     "dftl",
-    "demand-paged page mapping (DFTL): entry-level cached mapping table with second chance, \
-     batch write-back of a translation page's dirty entries, translation-block GC, fmmu.txt \
-     Fig. 10 execution times",
+    "demand-paged page mapping (DFTL as fmmu.txt 5.2 evaluates it): one-level set-associative \
+     cached mapping table of 64-byte blocks with second chance, no CTP, batch write-back of a \
+     translation page's dirty blocks found by scanning the table, fmmu.txt Fig. 10 execution \
+     times",
     |c| Ok(Box::new(DemandFtl::dftl(c)?)),
+);
+
+/// Registry entry of Gupta et al.'s entry-level DFTL.
+pub const DFTL_ENTRY_LEVEL_ENTRY: FtlEntry = registry::settings_entry::<DemandConfig>(
+    "dftl-entry",
+    "demand-paged page mapping (DFTL, Gupta et al. ASPLOS 2009): entry-level, fully \
+     associative cached mapping table with second chance, batch write-back of a translation \
+     page's dirty entries, fmmu.txt Fig. 10 execution times",
+    |c| Ok(Box::new(DemandFtl::dftl_entry_level(c)?)),
 );
 
 /// Registry entry of CDFTL.
@@ -104,7 +118,7 @@ pub const FMMU_ENTRY: FtlEntry = registry::settings_entry::<DemandConfig>(
 );
 
 /// The demand-paged FTLs: the ones with translation blocks (memory estimates need to know).
-pub const ENTRIES: [FtlEntry; 3] = [DFTL_ENTRY, CDFTL_ENTRY, FMMU_ENTRY];
+pub const ENTRIES: [FtlEntry; 4] = [DFTL_ENTRY, DFTL_ENTRY_LEVEL_ENTRY, CDFTL_ENTRY, FMMU_ENTRY];
 
 const TAG_SHIFT: u32 = 56;
 const TAG_PROGRAM: u64 = 1;
@@ -151,6 +165,9 @@ struct ProgramRecord {
 /// serialized here) and of the data path (`ftl_details.counters`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct DemandStats {
+    /// Lookup and Update requests charged: one per host request and CMT block it touches.
+    #[serde(skip)]
+    pub map_requests: u64,
     #[serde(skip)]
     pub lookups: u64,
     #[serde(skip)]
@@ -245,6 +262,8 @@ pub struct DemandFtl {
     blocked: VecDeque<SubRequest>,
     /// Looking blocked requests up again (not counted as new blocked requests).
     retrying: bool,
+    /// Entries per miss key ([`Self::miss_key`]): a translation page's, or a CMT block's.
+    miss_key_entries: u32,
     /// The translation flash page being assembled in the open translation block.
     map_frontier: Frontier,
     /// Per die: its open translation block and the next page the buffer may take there.
@@ -280,18 +299,18 @@ pub struct DemandFtl {
 }
 
 impl DemandFtl {
-    /// DFTL: the core with an entry-level second-chance cache of `cmt_bytes`.
+    /// DFTL (fmmu.txt 5.2): the core with a set-associative CMT of 64-byte blocks of
+    /// `cmt_bytes` ([`BlockCache`]).
     pub fn dftl(config: &ExperimentConfig) -> Result<Self, ConfigError> {
         let (cfg, sizing) = DemandConfig::from_experiment(config)?;
-        let cache = DftlCache::new(
-            sizing.cmt_entries,
+        let sets = cfg.dftl_cmt_sets(&sizing)?;
+        let cache = BlockCache::new(
+            sets,
+            cfg.cache_ways,
             sizing.entries_per_tpage,
             sizing.logical_units,
         );
-        let exec = match cfg.exec_time {
-            ExecTimeModel::Paper => ExecTime::fig10(Scheme::Dftl, config.cpu.cores),
-            ExecTimeModel::Ideal => ExecTime::ideal(),
-        };
+        let exec = Self::exec_time(&cfg, Scheme::Dftl, config.cpu.cores);
         Ok(Self::new(
             config,
             "dftl",
@@ -300,6 +319,33 @@ impl DemandFtl {
             Box::new(cache),
             exec,
         ))
+    }
+
+    /// Gupta et al.'s DFTL: the core with an entry-level second-chance cache of `cmt_bytes`.
+    pub fn dftl_entry_level(config: &ExperimentConfig) -> Result<Self, ConfigError> {
+        let (cfg, sizing) = DemandConfig::from_experiment(config)?;
+        let cache = DftlCache::new(
+            sizing.cmt_entries,
+            sizing.entries_per_tpage,
+            sizing.logical_units,
+        );
+        let exec = Self::exec_time(&cfg, Scheme::Dftl, config.cpu.cores);
+        Ok(Self::new(
+            config,
+            "dftl-entry",
+            cfg,
+            sizing,
+            Box::new(cache),
+            exec,
+        ))
+    }
+
+    /// The execution-time model the settings ask for.
+    fn exec_time(cfg: &DemandConfig, scheme: Scheme, cores: u32) -> ExecTime {
+        match cfg.exec_time {
+            ExecTimeModel::Paper => ExecTime::fig10(scheme, cores, cfg.flush_scan_ns_per_block),
+            ExecTimeModel::Ideal => ExecTime::ideal(),
+        }
     }
 
     /// CDFTL (`Scheme::Cdftl`: flush by scanning, times on the cores) or FMMU
@@ -312,10 +358,7 @@ impl DemandFtl {
             _ => ("cdftl", FlushSearch::Scan),
         };
         let cache = TwoLevelCache::new(geometry, sizing.logical_units, search);
-        let exec = match cfg.exec_time {
-            ExecTimeModel::Paper => ExecTime::fig10(scheme, config.cpu.cores),
-            ExecTimeModel::Ideal => ExecTime::ideal(),
-        };
+        let exec = Self::exec_time(&cfg, scheme, config.cpu.cores);
         Ok(Self::new(config, name, cfg, sizing, Box::new(cache), exec))
     }
 
@@ -330,6 +373,10 @@ impl DemandFtl {
     ) -> Self {
         let layout = Layout::new(&config.geometry);
         let upp = sizing.units_per_page;
+        let miss_key_entries = cache
+            .miss_merge_entries()
+            .unwrap_or(sizing.entries_per_tpage)
+            .max(1);
         let unit_sectors = u64::from(cfg.mapping_unit_bytes / config.host.sector_bytes);
         let payloads = config.run.payloads || config.run.verify;
         let spp = (config.geometry.page_bytes / config.host.sector_bytes) as usize;
@@ -377,7 +424,8 @@ impl DemandFtl {
             exec,
             gtd: vec![None; sizing.translation_pages as usize],
             flash_copy,
-            loading: Waiters::new(sizing.translation_pages),
+            loading: Waiters::new(sizing.logical_units.div_ceil(miss_key_entries)),
+            miss_key_entries,
             write_backs: Vec::new(),
             uncached: Vec::new(),
             blocked: VecDeque::new(),
@@ -522,15 +570,19 @@ impl DemandFtl {
         let mut counted = self.retrying;
         loop {
             match self.cache.lookup(lpn) {
-                Lookup::Hit => {
+                hit @ (Lookup::Hit | Lookup::SecondLevelHit) => {
                     self.stats.lookups += 1;
                     self.stats.hits += 1;
-                    self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_hit_ns);
+                    let ns = match hit {
+                        Lookup::Hit => self.exec.lookup_hit_ns,
+                        _ => self.exec.second_level_hit_ns,
+                    };
+                    self.charge_map_request(ctx, &sub, lpn, ns);
                     return self.proceed(ctx, &sub);
                 }
                 Lookup::Miss => {
                     self.stats.lookups += 1;
-                    self.charge(ctx, CpuActivity::Lookup, self.exec.lookup_miss_ns);
+                    self.charge_map_request(ctx, &sub, lpn, self.exec.lookup_miss_ns);
                     return self.load(ctx, lpn, sub);
                 }
                 Lookup::Blocked => {
@@ -548,6 +600,26 @@ impl DemandFtl {
         }
     }
 
+    /// Charges the map-cache request of a host sub-request (a read's Lookup, a write's Update,
+    /// fmmu.txt 4.1) if the sub-request starts one: one request's units on one CMT block are
+    /// one Lookup or Update carrying StartLPN and NumLPNs (Fig. 6), charged with its first
+    /// unit (see [`exec_time`]). Decided from the sub-request alone, so sub-requests of
+    /// several requests interleaved over the cores are charged alike.
+    fn charge_map_request(&mut self, ctx: &mut FtlCtx<'_>, sub: &SubRequest, lpn: u32, ns: u64) {
+        let request_lpn = sub.request_first_sector / self.unit_sectors;
+        let starts = u64::from(lpn) <= request_lpn
+            || self.cache.map_block(lpn) != self.cache.map_block(lpn - 1);
+        if !starts {
+            return;
+        }
+        self.stats.map_requests += 1;
+        let activity = match sub.op {
+            Op::Write => CpuActivity::Update,
+            _ => CpuActivity::Lookup,
+        };
+        self.charge(ctx, activity, ns);
+    }
+
     /// Makes room for a blocked lookup of `lpn`; returns whether it did. A blocked request
     /// must always have something under way that releases it: the flush of a dirty way of
     /// its set runs now (the CMT block goes into the CTP, or the CTP page's write-back waits
@@ -562,11 +634,27 @@ impl DemandFtl {
         Ok(room)
     }
 
-    /// Queues a request on its translation page's read, issuing the read if none is in flight.
+    /// What misses in flight merge on: the translation page (a cache with MSHRs or a CTP:
+    /// every miss on a page being read waits on that read), or, for a cache without them
+    /// ([`MapCachePolicy::miss_merge_entries`]: DFTL), the CMT block, so each block's miss
+    /// reads its translation page even while another read of it is in flight.
+    fn miss_key(&self, lpn: u32) -> u32 {
+        lpn / self.miss_key_entries
+    }
+
+    /// The translation page of a miss key.
+    fn tvpn_of_key(&self, key: u32) -> u32 {
+        ((u64::from(key) * u64::from(self.miss_key_entries))
+            / u64::from(self.sizing.entries_per_tpage)) as u32
+    }
+
+    /// Queues a request on its translation page's read, issuing the read if none is in flight
+    /// for its miss key ([`Self::miss_key`]).
     fn load(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32, sub: SubRequest) -> Result<(), SimError> {
         let tvpn = self.tvpn_of(lpn);
-        if self.loading.is_loading(tvpn) {
-            self.loading.push(tvpn, sub);
+        let key = self.miss_key(lpn);
+        if self.loading.is_loading(key) {
+            self.loading.push(key, sub);
             self.stats.misses_coalesced += 1;
             return Ok(());
         }
@@ -583,19 +671,23 @@ impl DemandFtl {
             }
         };
         self.stats.translation_reads += 1;
-        let issue = Issue::new(Cause::Mapping).token(token(TAG_LOAD, u64::from(tvpn)));
-        self.loading.push(tvpn, sub);
+        let issue = Issue::new(Cause::Mapping).token(token(TAG_LOAD, u64::from(key)));
+        self.loading.push(key, sub);
         // One translation page: only its unit's bytes cross the bus.
         let tppn = self.per_page.quotient(tunit);
         ctx.read(&[tppn], self.unit_bytes(), issue)?;
         Ok(())
     }
 
-    /// A translation page was read: each waiter's entry is installed and its request runs.
-    fn loaded(&mut self, ctx: &mut FtlCtx<'_>, tvpn: u32) -> Result<(), SimError> {
-        let mut next = self.loading.detach(tvpn);
+    /// A translation page was read for miss key `key`: each waiter's entry is installed and
+    /// its request runs.
+    fn loaded(&mut self, ctx: &mut FtlCtx<'_>, key: u32) -> Result<(), SimError> {
+        let mut next = self.loading.detach(key);
         if next == NIL {
-            return Err(self.bug(format!("translation page {tvpn} read without waiters")));
+            let tvpn = self.tvpn_of_key(key);
+            return Err(self.bug(format!(
+                "translation page {tvpn} read (miss key {key}) without waiters"
+            )));
         }
         while next != NIL {
             let (sub, after) = self.loading.take(next);
@@ -667,10 +759,16 @@ impl DemandFtl {
         self.write_back_all(ctx, out)
     }
 
-    /// Records a changed entry: dirty in the cache, or (not cached: a GC move or a TRIM) the
-    /// caller writes its translation page back.
+    /// Records an entry changed by GC or a TRIM, charging its update: dirty in the cache, or
+    /// (not cached) the caller writes its translation page back.
     fn updated(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> bool {
         self.charge(ctx, CpuActivity::Update, self.exec.update_ns);
+        self.mark_updated(lpn)
+    }
+
+    /// Records a changed entry (no charge: a host write's Update was charged when its entry
+    /// was found); returns whether it is cached.
+    fn mark_updated(&mut self, lpn: u32) -> bool {
         if self.cache.state(lpn).is_some() {
             self.cache.update(lpn);
             true
@@ -738,7 +836,7 @@ impl DemandFtl {
         }
         self.units_written += 1;
         self.place(ctx, Stream::Host, die, lpn, self.units_written, dep)?;
-        if !self.updated(ctx, lpn) {
+        if !self.mark_updated(lpn) {
             if !self.placing_stalled {
                 return Err(self.bug(format!("host write of lpn {lpn} without its cached entry")));
             }
@@ -1160,9 +1258,9 @@ impl Ftl for DemandFtl {
         let (cmt, ctp) = match self.cache.levels() {
             Some((cmt, ctp)) => (cmt, Some(ctp)),
             None => {
-                // One level of entries, fully associative: the core's lookups are its own.
-                let (cached, capacity) = self.cache.occupancy();
-                let level = MapCacheLevel::new(1, capacity as u32, 1, cached as u64);
+                // One level: the core's lookups are its own.
+                let (sets, ways, block_entries, loaded) = self.cache.one_level_shape();
+                let level = MapCacheLevel::new(sets, ways, block_entries, loaded);
                 (level.with_lookups(s.lookups, s.hits), None)
             }
         };
@@ -1197,7 +1295,8 @@ impl Ftl for DemandFtl {
                 Some(self.tvpn_of(lpn) % cores)
             }
             CallTarget::FlashDone(tok) if cores > 1 && tok >> TAG_SHIFT == TAG_LOAD => {
-                Some(((tok & ((1 << TAG_SHIFT) - 1)) as u32) % cores)
+                let key = (tok & ((1 << TAG_SHIFT) - 1)) as u32;
+                Some(self.tvpn_of_key(key) % cores)
             }
             _ => None,
         }

@@ -189,9 +189,14 @@ fn level(cache: &SetAssoc, block_entries: u32) -> MapCacheLevel {
 }
 
 impl MapCachePolicy for TwoLevelCache {
+    fn map_block(&self, lpn: u32) -> u32 {
+        lpn / self.cache.geometry().entries_per_cmt_block
+    }
+
     fn lookup(&mut self, lpn: u32) -> Lookup {
         match self.cache.access(lpn, (), false) {
-            Access::Hit { .. } => Lookup::Hit,
+            Access::Hit { ctp: false } => Lookup::Hit,
+            Access::Hit { ctp: true } => Lookup::SecondLevelHit,
             Access::Blocked => Lookup::Blocked,
             Access::Waiting => {
                 // The core issues (or joins) the read of the page the controller asked for.
