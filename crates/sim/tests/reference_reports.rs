@@ -44,7 +44,15 @@ const NFTL_CHIP: &[&str] = &[
 
 /// The FTLs with an over-provisioning setting, whose default is too little for the tiny
 /// device (GC per die needs a few spare blocks on every die).
-const PAGE_MAPPED: [&str; 6] = ["pagemap", "mt-ftl", "st-ftl", "dftl", "cdftl", "fmmu"];
+const PAGE_MAPPED: [&str; 7] = [
+    "pagemap",
+    "mt-ftl",
+    "st-ftl",
+    "dftl",
+    "dftl-entry",
+    "cdftl",
+    "fmmu",
+];
 
 /// One reference run: its FTL, its settings after [`TINY`], and a workload spec replacing
 /// the generator's (`None`: the random generator the settings describe).
@@ -103,6 +111,7 @@ const SCENARIOS: &[Scenario] = &[
         workload: None,
     },
     mixed("dftl/mixed", "dftl"),
+    mixed("dftl-entry/mixed", "dftl-entry"),
     mixed("cdftl/mixed", "cdftl"),
     mixed("fmmu/mixed", "fmmu"),
     Scenario {
@@ -137,15 +146,15 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "mt-ftl/mixed",
-        "f4b2b2d0e774a1fb7d6e98a8c9255622f2f362c276a723bfdb4cdc08453cddf5",
+        "42ab5765b5b2615ac85d2852676016672f0cc6d393486d8ad81f98dd46656599",
     ),
     (
         "mt-ftl/periodic",
-        "b06838b1acb0a5466a3372b70e31958e4b624c3c771f51f2085a8c3d543a688e",
+        "e4cc59b93a0a783a06e840a7a2ff669f6a56171a9f916d8664a986d3a0b655c9",
     ),
     (
         "st-ftl/mixed",
-        "228c229349ac1b4c7033c3acc2e5ecfb6cbfcabaf9fa23b90a5ab8ec73799594",
+        "78b07c22448d36a4b80c7b609e2022d9124810e18ada04d87d8ac278e8b32057",
     ),
     (
         "bast/mixed",
@@ -169,15 +178,19 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "dftl/mixed",
-        "f7f2745cc0745bf2051dd5f528f9c11956f018c1a2b4d84ddff88e6e5ddf73ae",
+        "b47164ce0d59076ceaebeb43aa6c63dd9ef6601f3b04f9a3fa3307780e3037bb",
+    ),
+    (
+        "dftl-entry/mixed",
+        "a0a24100a86b241d0022d32c36b9507df400bfba3087f6e87352dceb8ad3ccdd",
     ),
     (
         "cdftl/mixed",
-        "263bbc7a1392b57846e32fc8c3eed7488ae8b3d155ac896cace0b3d733cf1048",
+        "39125b821b837d7249eb9003701a4d5630a703187bcc33a3ee9e588b0be8310c",
     ),
     (
         "fmmu/mixed",
-        "aad85655264e84339bf642b317d251b6f0da22df4130edc53acea89bd4a92f79",
+        "f351e00cecfabe6739b881b6e21be34b90f548c62542a22da0555e784bfc8df8",
     ),
     (
         "part-ftl/periodic",
