@@ -137,15 +137,15 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "mt-ftl/mixed",
-        "f4b2b2d0e774a1fb7d6e98a8c9255622f2f362c276a723bfdb4cdc08453cddf5",
+        "45e8b9bcc4b835a35c4d9fe91f8ec137d44fb3dcfb06184536a3c79ba6082a2e",
     ),
     (
         "mt-ftl/periodic",
-        "b06838b1acb0a5466a3372b70e31958e4b624c3c771f51f2085a8c3d543a688e",
+        "832a092168459e4fc1d997777ac87fd330954228371d50a77c76133b1e63ac1b",
     ),
     (
         "st-ftl/mixed",
-        "228c229349ac1b4c7033c3acc2e5ecfb6cbfcabaf9fa23b90a5ab8ec73799594",
+        "ff4ab80d4fb47abf9f92249b0f9564d460af87a11503ccf172384703425780a9",
     ),
     (
         "bast/mixed",
