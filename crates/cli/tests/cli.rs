@@ -1167,6 +1167,8 @@ fn experiment_mt_ftl_refuses_an_unknown_mode_and_a_rate_without_arrivals() {
         "mt-ftl",
         "--out",
         path_str(&dir),
+        "--mode",
+        "bounded-open",
         "--rate",
         "0",
         "--ssd",

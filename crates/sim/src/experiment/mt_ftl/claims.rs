@@ -772,8 +772,9 @@ impl<'s> Board<'s> {
         );
         let why = format!(
             "beyond +-5%: in closed mode the worst response is one episode whose timing \
-             differs between the FTLs (with fixed priorities a request of a low-priority task \
-             waits behind the higher-priority tasks' work, worst at moderate depths); with a \
+             differs between the FTLs (at moderate depths a request one task serves waits \
+             behind the other tasks' work, longer for a low-priority task's with fixed \
+             priorities); with a \
              host-side backlog it is the backlog's tail, which shrinks with throughput \
              ({DOC_WORST})"
         );

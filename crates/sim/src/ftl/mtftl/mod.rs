@@ -53,13 +53,14 @@
 //! minimize the waiting time for each task to wait for the NAND operation": with one
 //! semaphore for the whole array held through the 0.8-1.5 ms operation every other task waits
 //! for the NAND all the same, and only CPU work (tens of microseconds a request) and the UART
-//! overlap it; measured, mt-ftl is then slower than st-ftl at every depth (docs/mt-ftl.md,
-//! "The NAND semaphore"), the opposite of Fig. 3; (2) the conclusion ties the gain's size to
-//! the board's "two NAND flash chips" and expects it to grow with chips "in parallel": only
-//! operations on different chips overlapping make the chip count matter; (3) a chip runs one
-//! operation at a time (its ready/busy line), so a semaphore per chip is the finest that keeps
-//! a busy chip from a second command. The chips' shared 8-bit bus is arbitrated by the flash
-//! scheduler (transfers), not by a semaphore. `"whole-device"` keeps the other reading.
+//! overlap it; measured, mt-ftl is then slower than st-ftl from depth 2 on (docs/mt-ftl.md,
+//! "The paper's board (the defaults)"), the opposite of Fig. 3; (2) the conclusion ties the
+//! gain's size to the board's "two NAND flash chips" and expects it to grow with chips "in
+//! parallel": only operations on different chips overlapping make the chip count matter;
+//! (3) a chip runs one operation at a time (its ready/busy line), so a semaphore per chip is
+//! the finest that keeps a busy chip from a second command. The chips' shared 8-bit bus is
+//! arbitrated by the flash scheduler (transfers), not by a semaphore. `"whole-device"` keeps
+//! the other reading.
 //!
 //! Choices where the paper is silent (documented, tested): the mapping is updated when the
 //! program is issued (under the NAND and mapping semaphores), so a lookup never sees a unit
