@@ -721,10 +721,12 @@ fn render_table(study: &Study) -> String {
     let mut out = String::new();
     let o = &study.options;
     out.push_str(&format!(
-        "mode {} ({}); workload {}\n",
+        "mode {} ({}); workload {}; {} requests a run (every response time below is over a \
+         run of this length)\n",
         o.mode.name(),
         o.mode.describe(o.rate_iops),
-        o.workload
+        o.workload,
+        o.requests
     ));
     out.push_str(&format!(
         "{:>4} {:<10} {:<7} {:>5} {:>5} {:>12} {:>12} {:>12} {:>12} {:>8} {:>8} {:>9} {:>10} {:>10}\n",

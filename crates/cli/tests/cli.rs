@@ -1072,11 +1072,14 @@ fn experiment_mt_ftl_writes_table_csv_json_and_plots_in_each_mode() {
         );
         assert!(out.stdout.contains("mt-board") && out.stdout.contains("gain"));
         assert!(out.stdout.contains("meta wait") && out.stdout.contains("host wait"));
+        // Response times come with the run length that produced them.
+        let first = out.stdout.lines().next().unwrap_or("");
+        assert!(first.contains("; 300 requests a run"), "{first}");
         let json = read_json(&dir.join("results.json"));
         assert_eq!(json["schema"], "flashlab.experiment.mt-ftl/1");
         assert_eq!(json["options"]["workload"], "desktop");
         assert_eq!(json["options"]["mode"], mode);
-        assert_eq!(json["options"]["rate_iops"], 100.0);
+        assert_eq!(json["options"]["rate_iops"], 10.0);
         let sources: Vec<&str> = json["claims"]
             .as_array()
             .unwrap()
@@ -1164,6 +1167,8 @@ fn experiment_mt_ftl_refuses_an_unknown_mode_and_a_rate_without_arrivals() {
         "mt-ftl",
         "--out",
         path_str(&dir),
+        "--mode",
+        "bounded-open",
         "--rate",
         "0",
         "--ssd",

@@ -53,7 +53,8 @@ const VARIANTS: &[(&str, &[&str])] = &[
         "mt-ftl",
         &[
             "ftl.tasks=16",
-            "ftl.nand_lock=\"die\"",
+            "ftl.nand_lock=\"per-die\"",
+            "ftl.task_priority=\"request-age\"",
             "ftl.over_provisioning=0.4",
         ],
     ),
@@ -61,7 +62,7 @@ const VARIANTS: &[(&str, &[&str])] = &[
         "mt-ftl",
         &[
             "ftl.tasks=16",
-            "ftl.nand_lock=\"device\"",
+            "ftl.nand_lock=\"whole-device\"",
             "ftl.task_priority=\"fixed\"",
             "ftl.gc_copyback=false",
             "ftl.over_provisioning=0.4",
@@ -71,7 +72,7 @@ const VARIANTS: &[(&str, &[&str])] = &[
         "mt-ftl",
         &[
             "ftl.tasks=8",
-            "ftl.nand_lock=\"die\"",
+            "ftl.nand_lock=\"per-die\"",
             "ftl.gc_nand_hold=\"victim\"",
             "ftl.over_provisioning=0.4",
             "geometry.page_bytes=16384",
@@ -93,7 +94,7 @@ const VARIANTS: &[(&str, &[&str])] = &[
         &[
             "ftl.tasks=4",
             "geometry.planes_per_die=2",
-            "ftl.nand_lock=\"die\"",
+            "ftl.nand_lock=\"per-die\"",
         ],
     ),
 ];

@@ -41,7 +41,7 @@ fn at_queue_depth_one_the_first_task_serves_every_request() {
 /// At depth 8 every task works, and with request-age priorities none starves.
 #[test]
 fn deep_queues_spread_requests_over_every_task() {
-    let report = run(8, &[]);
+    let report = run(8, &["ftl.task_priority=\"request-age\""]);
     let counts = requests_per_task(&report);
     assert_eq!(counts.iter().sum::<u64>(), 400);
     assert!(counts.iter().all(|&n| n >= 40), "{counts:?}");
@@ -109,7 +109,7 @@ fn tasks_change_shared_state_only_under_its_semaphore() {
         let mut sets = vec![
             "ftl.name=\"mt-ftl\"",
             "ftl.tasks=8",
-            "ftl.nand_lock=\"die\"",
+            "ftl.nand_lock=\"per-die\"",
             "geometry.channels=2",
             "geometry.chips_per_channel=2",
             "geometry.dies_per_chip=1",
@@ -185,4 +185,43 @@ fn a_request_held_for_an_overlapping_one_keeps_its_place_in_the_queue() {
         let most = if ftl == "st-ftl" { 0 } else { 4 };
         assert!(later_before <= most, "{ftl}: {order:?}");
     }
+}
+
+/// The defaults are the paper's board (multithreaded-ftl-ucos.txt, Implementation): four FTL
+/// tasks with fixed, distinct uC/OS-II priorities (task i at i + 1) and the monitor below them
+/// all, and one NAND semaphore per chip (mt-board: one die per chip). With fixed priorities
+/// the CPU and every semaphore go to the lowest-numbered waiting task, so at depth 8 task 0
+/// serves more requests than task 3 (with request-age priorities they share them evenly).
+#[test]
+fn the_defaults_are_the_papers_board() {
+    let report = run(8, &[]);
+    let d = &report.ftl_details;
+    assert_eq!(d["task_priority"], "fixed");
+    assert_eq!(d["nand_lock"], "per-die");
+    let tasks = d["rtos"]["tasks"].as_array().expect("tasks");
+    let priorities: Vec<u64> = tasks
+        .iter()
+        .map(|t| t["priority"].as_u64().expect("a priority"))
+        .collect();
+    assert_eq!(&priorities[..4], &[1, 2, 3, 4]);
+    assert_eq!(tasks[4]["name"], "monitor");
+    assert!(
+        priorities[4] > 4,
+        "the monitor is the lowest: {priorities:?}"
+    );
+    let nand: Vec<&str> = d["rtos"]["semaphores"]
+        .as_array()
+        .expect("semaphores")
+        .iter()
+        .filter_map(|s| s["name"].as_str().filter(|n| n.starts_with("nand")))
+        .collect();
+    assert_eq!(nand, ["nand-die0", "nand-die1"]);
+    let fixed = requests_per_task(&report);
+    let by_age = requests_per_task(&run(8, &["ftl.task_priority=\"request-age\""]));
+    let spread = |c: &[u64]| c.iter().max().unwrap() - c.iter().min().unwrap();
+    assert!(fixed[0] > fixed[3], "{fixed:?}");
+    assert!(
+        spread(&fixed) > spread(&by_age),
+        "fixed {fixed:?}, by age {by_age:?}"
+    );
 }

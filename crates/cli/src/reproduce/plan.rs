@@ -88,11 +88,10 @@ pub const PAPERS: [Paper; 5] = [
             ],
             // Full: the paper's board and depths, 5,000 requests a run and the SSDs with 16
             // tasks only (no claim judges 4 or 8): the study's defaults (20,000 requests, 4, 8
-            // and 16 tasks) take about 40 minutes of CPU with three seeds; this takes 12.5
-            // (measured). The judged figures are ratios (FTL against FTL, depth against depth
-            // 1) whose halves are checked: at 5,000 requests two of them (the gain at 256
-            // against 5.5%, the best gain against 256's) are not stationary and say so
-            // (docs/mt-ftl.md, "The claims table (computed)").
+            // and 16 tasks) take about 40 minutes of CPU with three seeds. Both run the study's
+            // default pacing, a closed loop at each queue depth, on the paper's board (fixed
+            // task priorities, a NAND semaphore per chip) (docs/mt-ftl.md, "Pacing" and "The
+            // claims table (computed)").
             full: &[
                 "--requests",
                 "5000",
@@ -103,7 +102,9 @@ pub const PAPERS: [Paper; 5] = [
             ],
             setup: "st-ftl against mt-ftl over queue depths on mt-board (Figs. 3, 4) and on \
                     parallel SSDs (cosmos, fmmu-16ch with 128 blocks per plane); the default \
-                    workload of `flashlab experiment mt-ftl`, seeds 1, 2, 3. Quick: 2,000 \
+                    workload of `flashlab experiment mt-ftl` in a closed loop at each queue \
+                    depth, fixed uC/OS-II task priorities and a NAND semaphore per chip (the \
+                    paper's board), seeds 1, 2, 3. Quick: 2,000 \
                     requests per run, queue depths 1-64, a 512-block-per-plane board, cosmos \
                     only, 4 and 16 tasks (only depth 1's equality is judged: the other claims \
                     need the paper's 4 GB board and depth 256). Full: 5,000 requests per run, \

@@ -7,15 +7,18 @@ use crate::config::{ConfigError, ExperimentConfig, Geometry};
 use crate::ftl::mapping::{logical_units, units_per_page, VictimPolicy};
 use crate::settings;
 
-/// What one NAND semaphore protects.
+/// What one NAND semaphore protects (its granularity). A task holds it from sending a
+/// command until the operation completes (see the module doc of `mtftl` for why the paper's
+/// board has one per chip).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum NandLock {
-    /// One semaphore for the whole flash array (the paper's board: both chips behind one
-    /// controller bank, one operation at a time).
-    Device,
-    /// One semaphore per die: tasks use different dies at once (a parallel SSD).
-    Die,
+    /// One semaphore per die (a chip on `mt-board`): tasks use different dies at once, a task
+    /// whose die is busy pends on that die's semaphore. The default: the paper's board.
+    PerDie,
+    /// One semaphore for the whole flash array: one NAND operation at a time on the device,
+    /// so tasks overlap only CPU work with it.
+    WholeDevice,
 }
 
 /// How long garbage collection holds the NAND semaphore of the die it collects.
@@ -33,11 +36,12 @@ pub enum GcNandHold {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskPriority {
-    /// The task with the oldest request has the highest priority (renumbered when a task
-    /// takes a request).
-    RequestAge,
-    /// Task i has priority i + 1 for ever.
+    /// Task i has priority i + 1 for ever, the monitor the lowest: uC/OS-II's fixed, distinct
+    /// task priorities (the default: the paper's board).
     Fixed,
+    /// Ours: the task with the oldest request has the highest priority (renumbered with
+    /// `OSTaskChangePrio` when a task takes a request), so the oldest request runs first.
+    RequestAge,
 }
 
 settings! {
@@ -48,10 +52,10 @@ settings! {
         name: String = "mt-ftl".into(), unit "";
         /// FTL tasks taking host requests (the paper: 4); st-ftl runs exactly one.
         tasks: u32 = 4, unit "tasks", range 1 ..= 63;
-        /// What a NAND semaphore protects: one die (each chip of the paper's board has its own ready/busy line), or the whole device.
-        nand_lock: NandLock = NandLock::Die, unit "", choices "die | device";
-        /// FTL task priorities: the oldest request first, or fixed by task number.
-        task_priority: TaskPriority = TaskPriority::RequestAge, unit "", choices "request-age | fixed";
+        /// Granularity of the NAND semaphores, each held from a command to its completion: one per die (the paper's board: one per chip), or one for the whole device.
+        nand_lock: NandLock = NandLock::PerDie, unit "", choices "per-die | whole-device";
+        /// FTL task priorities: fixed by task number as uC/OS-II has them (the paper's board), or by request age (ours: the oldest request first).
+        task_priority: TaskPriority = TaskPriority::Fixed, unit "", choices "fixed | request-age";
         /// How long GC holds the NAND semaphore of its die: the whole victim, or one page move at a time.
         gc_nand_hold: GcNandHold = GcNandHold::Page, unit "", choices "victim | page";
         /// Share of the physical capacity kept as spare (logical = physical x (1 - over_provisioning)).

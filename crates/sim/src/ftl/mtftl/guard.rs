@@ -102,7 +102,7 @@ mod tests {
             "mt-board",
             &[
                 "ftl.name=\"mt-ftl\"",
-                "ftl.nand_lock=\"die\"",
+                "ftl.nand_lock=\"per-die\"",
                 "geometry.blocks_per_plane=64",
             ],
         )

@@ -6,19 +6,21 @@
 //!   queue is in arrival order (a request the host interface held back until an earlier
 //!   overlapping one finished takes its arrival place, as in the board's FIFO queue); a
 //!   lowest-priority **monitor** runs when every FTL task sleeps or pends, polls the NAND and
-//!   resumes the task whose operation finished. With `task_priority = "request-age"` (the
-//!   default) a task that takes a request lowers its priority below every other busy task
-//!   (`OSTaskChangePrio`), so the CPU and every semaphore go to the task with the oldest
-//!   request, and when it finishes it returns to priority i + 1, above every busy task; with
-//!   `"fixed"` task i keeps priority i + 1 and a low-priority task's request can starve behind
-//!   the others' (uC/OS-II hands semaphores to the highest priority). Either way the
-//!   lowest-numbered idle task takes the next request, so at queue depth 1 one task (one
-//!   working block) serves everything, as in st-ftl.
+//!   resumes the task whose operation finished. With `task_priority = "fixed"` (the default,
+//!   the paper's board) task i keeps priority i + 1 and the monitor the lowest, as uC/OS-II
+//!   has them; uC/OS-II hands a semaphore to its highest-priority waiter, so a low-priority
+//!   task's request can wait behind the others'. With `"request-age"` (ours) a task that takes
+//!   a request lowers its priority below every other busy task (`OSTaskChangePrio`), so the
+//!   CPU and every semaphore go to the task with the oldest request, and when it finishes it
+//!   returns to priority i + 1, above every busy task. Either way the lowest-numbered idle
+//!   task takes the next request, so at queue depth 1 one task (one working block) serves
+//!   everything, as in st-ftl.
 //! - **Semaphores** protect the FTL metadata (block lists, working blocks, GC), the mapping
-//!   table, and the NAND (`nand_lock`: one for the device, as on the paper's board, or one per
-//!   die). Lock order is metadata, NAND, mapping table, so no two tasks can deadlock. Debug
-//!   builds and tests check that a task holds the semaphore guarding what it changes
-//!   (`guard.rs`: mapping, metadata, the die's NAND).
+//!   table, and the NAND (`nand_lock`: one per die, the default, or one for the whole device;
+//!   a task holds it from a command to the operation's completion). Lock order is metadata,
+//!   NAND, mapping table, so no two tasks can deadlock. Debug builds and tests check that a
+//!   task holds the semaphore guarding what it changes (`guard.rs`: mapping, metadata, the
+//!   die's NAND).
 //! - **Working blocks**: each task writes into its own block, allocating one page at a time
 //!   under the metadata semaphore and programming it before it allocates the next, so the
 //!   in-order programming rule holds however tasks interleave. A new working block goes to
@@ -37,6 +39,28 @@
 //!   semaphore per page move (`gc_nand_hold = "page"`, default: reads of other tasks slip in
 //!   between) or once for the whole victim (`"victim"`).
 //! - **Mapping** and block bookkeeping are [`crate::ftl::mapping`], shared with `pagemap`.
+//!
+//! **The paper's board (the defaults).** multithreaded-ftl-ucos.txt's firmware is four FTL
+//! tasks and a monitor (task 4) on uC/OS-II, where "each task has different priority values"
+//! and the monitor "is executed" only "if all the tasks are in the sleep mode": fixed,
+//! distinct priorities, the monitor lowest (`task_priority = "fixed"`). The tasks fetch
+//! requests "from the queue ... one by one", sleep after sending a program or an erase, and
+//! keep the CPU through reads and copybacks (below). The paper protects "NAND flash memory"
+//! with a semaphore as one shared resource and does not say at what granularity; its board
+//! has two NAND chips (Conclusion). We take one semaphore per chip (`nand_lock = "per-die"`:
+//! `mt-board` has one die per chip), held from a command to its completion, because:
+//! (1) a task "releases the CPU right after issuing the write or the erase operations" "to
+//! minimize the waiting time for each task to wait for the NAND operation": with one
+//! semaphore for the whole array held through the 0.8-1.5 ms operation every other task waits
+//! for the NAND all the same, and only CPU work (tens of microseconds a request) and the UART
+//! overlap it; measured, mt-ftl is then slower than st-ftl from depth 2 on (docs/mt-ftl.md,
+//! "The paper's board (the defaults)"), the opposite of Fig. 3; (2) the conclusion ties the
+//! gain's size to the board's "two NAND flash chips" and expects it to grow with chips "in
+//! parallel": only operations on different chips overlapping make the chip count matter;
+//! (3) a chip runs one operation at a time (its ready/busy line), so a semaphore per chip is
+//! the finest that keeps a busy chip from a second command. The chips' shared 8-bit bus is
+//! arbitrated by the flash scheduler (transfers), not by a semaphore. `"whole-device"` keeps
+//! the other reading.
 //!
 //! Choices where the paper is silent (documented, tested): the mapping is updated when the
 //! program is issued (under the NAND and mapping semaphores), so a lookup never sees a unit
@@ -315,8 +339,8 @@ impl MtFtl {
         let spp = (config.geometry.page_bytes / config.host.sector_bytes) as usize;
         let mut kernel = Kernel::new(cfg.context_switch_ns);
         let locks = match cfg.nand_lock {
-            NandLock::Device => 1,
-            NandLock::Die => layout.dies(),
+            NandLock::WholeDevice => 1,
+            NandLock::PerDie => layout.dies(),
         };
         let sems = Sems {
             host_queue: kernel.add_semaphore("host-queue", 0),
@@ -325,8 +349,8 @@ impl MtFtl {
             nand: (0..locks)
                 .map(|i| {
                     let name = match cfg.nand_lock {
-                        NandLock::Device => "nand".to_string(),
-                        NandLock::Die => format!("nand-die{i}"),
+                        NandLock::WholeDevice => "nand".to_string(),
+                        NandLock::PerDie => format!("nand-die{i}"),
                     };
                     kernel.add_lock(&name)
                 })

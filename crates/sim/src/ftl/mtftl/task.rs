@@ -55,8 +55,8 @@ impl Core {
     /// The NAND semaphore guarding page `ppn`.
     pub(super) fn lock_of(&self, ppn: Ppn) -> usize {
         match self.cfg.nand_lock {
-            super::NandLock::Device => 0,
-            super::NandLock::Die => self.layout.die_of(self.layout.block_of(ppn)) as usize,
+            super::NandLock::WholeDevice => 0,
+            super::NandLock::PerDie => self.layout.die_of(self.layout.block_of(ppn)) as usize,
         }
     }
 
