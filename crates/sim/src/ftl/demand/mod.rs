@@ -51,6 +51,7 @@
 pub mod cache;
 mod check;
 pub mod config;
+mod digest;
 pub mod exec_time;
 mod gc;
 mod idle;
@@ -1133,6 +1134,10 @@ impl Ftl for DemandFtl {
 
     fn check_invariants(&self, nand: &Nand) -> Result<(), String> {
         self.check(nand)
+    }
+
+    fn write_state(&self, out: &mut dyn std::fmt::Write) -> bool {
+        self.write_digest(out).is_ok()
     }
 
     fn reset_counters(&mut self, _now_ns: u64) {

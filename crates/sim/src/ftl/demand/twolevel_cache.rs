@@ -299,6 +299,23 @@ impl MapCachePolicy for TwoLevelCache {
     fn reset_counters(&mut self) {
         self.cache.stats = Default::default();
     }
+
+    fn write_state(&self, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+        self.cache.write_state(out)?;
+        let set = |bits: &dyn Fn(u32) -> bool| -> Vec<u32> {
+            (0..self.logical_units).filter(|&l| bits(l)).collect()
+        };
+        writeln!(
+            out,
+            "scan {} needs read {:?} changed {:?} pending {:?} actions {:?} flushed {:?}",
+            self.scan,
+            set(&|t| self.needs_read.get(t as usize).copied().unwrap_or(false)),
+            set(&|l| self.changed[l as usize]),
+            set(&|l| self.pending[l as usize]),
+            self.actions,
+            self.flushed_blocks
+        )
+    }
 }
 
 #[cfg(test)]

@@ -157,6 +157,30 @@ impl Dtl {
         best.map(|(_, t)| t)
     }
 
+    /// Writes the list as text (a state digest's input), by meaning: per registered TVPN in
+    /// registration order (oldest first) its registration number, dirty blocks, updated bit
+    /// and chain of dirty slots; the registration counter.
+    pub fn write_state(&self, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+        write!(out, "dtl {} {}:", self.entries, self.registrations)?;
+        let mut t = self.oldest;
+        while t != NIL {
+            let i = t as usize;
+            write!(
+                out,
+                " {t}@{} x{} {}",
+                self.registered_at[i], self.dirty_blocks[i], self.updated[i]
+            )?;
+            let mut s = self.head[i];
+            while s != NIL {
+                write!(out, " s{s}")?;
+                s = self.next[s as usize];
+            }
+            write!(out, ";")?;
+            t = self.newer[i];
+        }
+        writeln!(out, " newest {}", self.newest)
+    }
+
     fn score(&self, tvpn: u32) -> u128 {
         let t = tvpn as usize;
         let age = self.registrations - 1 - self.registered_at[t];
