@@ -52,11 +52,13 @@ pub mod cache;
 mod check;
 pub mod config;
 mod digest;
+mod entry_bits;
 pub mod exec_time;
 mod gc;
 mod idle;
 mod translation;
 pub mod twolevel_cache;
+mod uncached;
 
 use std::collections::VecDeque;
 
@@ -274,7 +276,7 @@ pub struct DemandFtl {
     /// Stalled writes are being placed (their entries may have been evicted).
     placing_stalled: bool,
     /// Per die: entries its victim moved while not cached, written back when it is erased.
-    gc_uncached: Vec<Vec<u32>>,
+    gc_uncached: uncached::GcUncached,
     /// Per die: foreground victims started since its host frontier last opened a block.
     fruitless_victims: Vec<u32>,
     stats: DemandStats,
@@ -402,7 +404,7 @@ impl DemandFtl {
             stalled: VecDeque::new(),
             stalled_spare: VecDeque::new(),
             placing_stalled: false,
-            gc_uncached: vec![Vec::new(); layout.dies() as usize],
+            gc_uncached: uncached::GcUncached::new(layout.dies(), sizing.logical_units),
             fruitless_victims: vec![0; layout.dies() as usize],
             stats: DemandStats::default(),
             sizing,
@@ -659,11 +661,8 @@ impl DemandFtl {
     fn install(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<(), SimError> {
         let mut out = std::mem::take(&mut self.write_backs);
         self.cache.install(lpn, &mut out);
-        for moved in &mut self.gc_uncached {
-            if let Some(i) = moved.iter().position(|&l| l == lpn) {
-                moved.swap_remove(i);
-                self.cache.update(lpn);
-            }
+        for _ in 0..self.gc_uncached.remove_each(lpn) {
+            self.cache.update(lpn);
         }
         self.write_back_all(ctx, out)
     }
