@@ -331,7 +331,7 @@ fn refuse_clashes(a: &BenchArgs) -> Result<(), SimError> {
 fn measure_group(group: &plan::Group, say: &dyn Fn(String)) -> Result<Vec<Figures>, SimError> {
     let mut figures: Vec<Figures> = Vec::new();
     for line in &group.lines {
-        let f = measure::measure(line)?;
+        let mut f = measure::measure(line)?;
         if group.kind == GroupKind::Scaling {
             eprintln!(
                 "bench: {} done: {:.0} requests/s",
@@ -340,8 +340,15 @@ fn measure_group(group: &plan::Group, say: &dyn Fn(String)) -> Result<Vec<Figure
         } else {
             let pagemap = figures
                 .iter()
-                .find(|b| b.ftl == "pagemap" && b.mode == f.mode)
-                .map(|b| b.requests_per_s);
+                .find(|b| b.ftl == "pagemap" && b.mode == f.mode);
+            let pagemap = if group.kind == GroupKind::Precondition {
+                // Units written per second: how many times slower than pagemap's.
+                f.precondition.x_pagemap = pagemap
+                    .map(|b| b.precondition.units_per_s / f.precondition.units_per_s.max(1e-9));
+                None
+            } else {
+                pagemap.map(|b| b.requests_per_s)
+            };
             say(table::row(group.kind, &f, pagemap));
         }
         figures.push(f);
