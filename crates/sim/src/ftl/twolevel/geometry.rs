@@ -125,11 +125,7 @@ pub fn scan_dirty_blocks(
     let start = out.len();
     if u64::from(per_page) * u64::from(cmt.ways()) < u64::from(cmt.slots()) {
         let first = tvpn * per_page;
-        out.extend(
-            (first..first + per_page)
-                .filter_map(|block| cmt.peek(block))
-                .filter(|&slot| cmt.is_dirty(slot)),
-        );
+        cmt.dirty_slots_of_keys(first, per_page, out);
         out[start..].sort_unstable();
     } else {
         for slot in 0..cmt.slots() {
