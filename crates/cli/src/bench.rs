@@ -25,7 +25,8 @@
 //!   `traces/`, [`flashlab_sim::trace::samples`]), or every `*.trace` of `--trace-dir`,
 //!   replayed closed loop at `--qd` on the reference device after a sequential fill; a
 //!   `--trace-dir` that is missing or holds no trace is refused before anything is measured.
-//! - `precondition`: preconditioning the reference device alone: mapping units written (fill,
+//! - `precondition`: preconditioning the reference device alone, by pagemap and each
+//!   demand-paged FTL (`x pagemap`: pagemap's rate over the line's): mapping units written (fill,
 //!   random overwrites, idle GC moves) per wall second. Every line's JSON has the same figures
 //!   of its own preconditioning.
 //! - `scaling` (only when named: minutes): the reference workload on `--scaling-gib` sizes
