@@ -25,7 +25,8 @@
 //!   `traces/`, [`flashlab_sim::trace::samples`]), or every `*.trace` of `--trace-dir`,
 //!   replayed closed loop at `--qd` on the reference device after a sequential fill; a
 //!   `--trace-dir` that is missing or holds no trace is refused before anything is measured.
-//! - `precondition`: preconditioning the reference device alone: mapping units written (fill,
+//! - `precondition`: preconditioning the reference device alone, by pagemap and each
+//!   demand-paged FTL (`x pagemap`: pagemap's rate over the line's): mapping units written (fill,
 //!   random overwrites, idle GC moves) per wall second. Every line's JSON has the same figures
 //!   of its own preconditioning.
 //! - `scaling` (only when named: minutes): the reference workload on `--scaling-gib` sizes
@@ -331,7 +332,7 @@ fn refuse_clashes(a: &BenchArgs) -> Result<(), SimError> {
 fn measure_group(group: &plan::Group, say: &dyn Fn(String)) -> Result<Vec<Figures>, SimError> {
     let mut figures: Vec<Figures> = Vec::new();
     for line in &group.lines {
-        let f = measure::measure(line)?;
+        let mut f = measure::measure(line)?;
         if group.kind == GroupKind::Scaling {
             eprintln!(
                 "bench: {} done: {:.0} requests/s",
@@ -340,8 +341,15 @@ fn measure_group(group: &plan::Group, say: &dyn Fn(String)) -> Result<Vec<Figure
         } else {
             let pagemap = figures
                 .iter()
-                .find(|b| b.ftl == "pagemap" && b.mode == f.mode)
-                .map(|b| b.requests_per_s);
+                .find(|b| b.ftl == "pagemap" && b.mode == f.mode);
+            let pagemap = if group.kind == GroupKind::Precondition {
+                // Units written per second: how many times slower than pagemap's.
+                f.precondition.x_pagemap = pagemap
+                    .map(|b| b.precondition.units_per_s / f.precondition.units_per_s.max(1e-9));
+                None
+            } else {
+                pagemap.map(|b| b.requests_per_s)
+            };
             say(table::row(group.kind, &f, pagemap));
         }
         figures.push(f);

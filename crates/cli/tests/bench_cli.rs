@@ -262,11 +262,24 @@ fn bench_sections_carry_their_figures() {
             "trace",
             "trace",
             "precondition",
+            "precondition",
+            "precondition",
+            "precondition",
             "scaling",
             "scaling"
         ]
     );
-    let (rtos, traces, pre, scaling) = (&lines[0], &lines[1..3], &lines[3], &lines[4..]);
+    let (rtos, traces, pre, scaling) = (&lines[0], &lines[1..3], &lines[3], &lines[7..]);
+    // Pagemap, then each demand-paged FTL with its rate against pagemap's.
+    let ftls: Vec<&str> = lines[3..7].iter().map(|m| text(m, "ftl")).collect();
+    assert_eq!(ftls, ["pagemap", "dftl", "cdftl", "fmmu"]);
+    assert!(pre["precondition"].get("x_pagemap").is_none(), "{pre}");
+    for m in &lines[4..7] {
+        let x = number(&m["precondition"], "x_pagemap");
+        let want =
+            number(&pre["precondition"], "units_per_s") / number(&m["precondition"], "units_per_s");
+        assert!((x / want - 1.0).abs() < 1e-9, "{m}");
+    }
 
     assert_eq!(
         (text(rtos, "ftl"), text(rtos, "device")),

@@ -401,18 +401,28 @@ fn trace_lines(a: &BenchArgs, modes: &[(&'static str, bool)]) -> Result<Vec<Line
     Ok(lines)
 }
 
-/// Preconditioning of the reference device alone (it is functional: one line).
+/// Preconditioning of the reference device alone (it is functional), by pagemap and by each
+/// demand-paged FTL ([`MAP_CACHE_FTLS`], pagemap first: the baseline of `x pagemap`), or by
+/// the FTL a `--config` or `--set ftl.name` names (one line).
 fn precondition_lines(a: &BenchArgs) -> Result<Vec<Line>, SimError> {
-    let sets = scenario_sets(a, a.requests(), true);
-    let config = checked(&a.device, a.config.as_deref(), sets, &a.sets)?;
-    let mut l = line(
-        Section::Precondition,
-        "functional",
-        config,
-        "preconditioning".into(),
-    );
-    l.precondition_only = true;
-    Ok(vec![l])
+    let named = a.config.is_some() || a.sets.iter().any(|s| s.starts_with("ftl.name"));
+    let ftls: &[&str] = if named { &[""] } else { &MAP_CACHE_FTLS };
+    let mut lines = Vec::new();
+    for &ftl in ftls {
+        let mut sets = scenario_sets(a, a.requests(), true);
+        if !ftl.is_empty() {
+            sets.push(format!("ftl.name=\"{ftl}\""));
+        }
+        let config = checked(&a.device, a.config.as_deref(), sets, &a.sets)?;
+        let label = match ftl {
+            "" => "preconditioning".into(),
+            f => format!("preconditioning {f}"),
+        };
+        let mut l = line(Section::Precondition, "functional", config, label);
+        l.precondition_only = true;
+        lines.push(l);
+    }
+    Ok(lines)
 }
 
 /// The reference workload on each `--scaling-gib` size: the reference device with more or

@@ -39,7 +39,7 @@ pub fn header(kind: GroupKind, a: &BenchArgs, first: bool, periodic_title: Optio
             a.traces_title()
         ),
         GroupKind::Precondition => format!(
-            "preconditioning `{device}` to {p:.0}% (sequential fill, random overwrites to steady state, idle GC), in mapping units"
+            "preconditioning `{device}` to {p:.0}% (sequential fill, random overwrites to steady state, idle GC), in mapping units; x pagemap = pagemap's units/s over the line's"
         ),
         GroupKind::Scaling => format!(
             "scaling: {} x 4 KiB random writes, QD {q}, on `{device}` with as many blocks per plane as each size needs, preconditioned to {p:.0}%; x cost = wall time per request over the base size's (16 GiB, else the first)",
@@ -111,13 +111,15 @@ pub fn header(kind: GroupKind, a: &BenchArgs, first: bool, periodic_title: Optio
             "simulated s"
         ),
         GroupKind::Precondition => format!(
-            "{:>12} {:>12} {:>10} {:>8} {:>9} {:>14} {:>14} {:>6}",
+            "{:<8} {:>12} {:>12} {:>10} {:>8} {:>9} {:>14} {:>9} {:>14} {:>6}",
+            "ftl",
             "fill units",
             "random",
             "idle GC",
             "fill s",
             "random s",
             "units/s",
+            "x pagemap",
             "peak RSS MiB",
             "WA"
         ),
@@ -230,13 +232,15 @@ pub fn row(kind: GroupKind, f: &Figures, pagemap_per_s: Option<f64>) -> String {
         GroupKind::Precondition => {
             let p = &f.precondition;
             format!(
-                "{:>12} {:>12} {:>10} {:>8.2} {:>9.2} {:>14.0} {:>14} {:>6.2}",
+                "{:<8} {:>12} {:>12} {:>10} {:>8.2} {:>9.2} {:>14.0} {:>9} {:>14} {:>6.2}",
+                f.ftl,
                 p.fill_units,
                 p.random_writes,
                 p.idle_gc_units_moved,
                 p.fill_s,
                 p.random_s,
                 p.units_per_s,
+                p.x_pagemap.map_or("n/a".into(), |x| format!("{x:.2}")),
                 rss_text(f),
                 p.write_amplification
             )

@@ -112,6 +112,12 @@ pub trait Ftl {
     fn orders_host_calls_by_deadline(&self) -> bool {
         false
     }
+    /// Writes the FTL's whole functional state as text into `out` (what a state digest
+    /// hashes: tests compare two ways of reaching a state with it); false if the FTL does not
+    /// provide one. The demand-paged FTLs do (`demand/digest.rs` says what it covers).
+    fn write_state(&self, _out: &mut dyn std::fmt::Write) -> bool {
+        false
+    }
 }
 
 /// The FTL entry point a handler call is for (see [`Ftl::core_for`]).

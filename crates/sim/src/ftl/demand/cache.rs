@@ -104,6 +104,9 @@ pub trait MapCachePolicy {
     }
     /// Clears the policy's own counters (start of the measurement).
     fn reset_counters(&mut self) {}
+    /// Writes the cache's whole state as text (`digest.rs`): what it holds, dirty bits,
+    /// replacement and flush state, counters; by meaning, not by representation.
+    fn write_state(&self, out: &mut dyn std::fmt::Write) -> std::fmt::Result;
 }
 
 /// One entry of the DFTL cache.
@@ -243,6 +246,16 @@ impl MapCachePolicy for DftlCache {
 
     /// The dirty translation page with the lowest number (deterministic, whatever the
     /// hash map's order), as an eviction's batch update would write it.
+    fn write_state(&self, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+        let mut dirty: Vec<_> = self.dirty.iter().collect();
+        dirty.sort_unstable();
+        writeln!(
+            out,
+            "dftl cache {:?} hand {} capacity {} dirty {:?}",
+            self.slots, self.hand, self.capacity, dirty
+        )
+    }
+
     fn clean_step(&mut self, out: &mut Vec<WriteBack>) -> (bool, Option<u64>) {
         let Some(&tvpn) = self.dirty.keys().min() else {
             return (false, None);

@@ -75,9 +75,7 @@ impl DemandFtl {
     fn check_flash_copy(&self) -> Result<(), String> {
         let ept = self.sizing.entries_per_tpage;
         for lpn in 0..self.map.len() {
-            if self.cache.state(lpn) == Some(true)
-                || self.gc_uncached.iter().any(|moved| moved.contains(&lpn))
-            {
+            if self.cache.state(lpn) == Some(true) || self.gc_uncached.contains(lpn) {
                 continue;
             }
             let tvpn = lpn / ept;

@@ -351,7 +351,7 @@ impl DemandFtl {
                 self.map.invalidate_programmed(ctx, &mut self.blocks, old)?;
                 self.map.set(lpn, copy);
                 if !self.updated(ctx, lpn) {
-                    self.gc_uncached[die as usize].push(lpn);
+                    self.gc_uncached.push(die, lpn);
                 }
             } else {
                 // The host rewrote (or trimmed) the unit while its copy was in flight.
@@ -374,10 +374,9 @@ impl DemandFtl {
             .position(|v| v.reads == 0 && v.copies == 0)
         {
             let v = self.victims[die as usize].swap_remove(i);
-            let mut uncached = std::mem::take(&mut self.gc_uncached[die as usize]);
+            let mut uncached = self.gc_uncached.take(die);
             let result = self.write_back_uncached(ctx, &mut uncached);
-            uncached.clear();
-            self.gc_uncached[die as usize] = uncached;
+            self.gc_uncached.restore(die, uncached);
             result?;
             let tok = if v.background {
                 token(TAG_BACKGROUND_GC, u64::from(die))

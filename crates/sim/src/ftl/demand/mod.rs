@@ -54,11 +54,14 @@ pub mod block_cache;
 pub mod cache;
 mod check;
 pub mod config;
+mod digest;
+mod entry_bits;
 pub mod exec_time;
 mod gc;
 mod idle;
 mod translation;
 pub mod twolevel_cache;
+mod uncached;
 
 use std::collections::VecDeque;
 
@@ -292,7 +295,7 @@ pub struct DemandFtl {
     /// Stalled writes are being placed (their entries may have been evicted).
     placing_stalled: bool,
     /// Per die: entries its victim moved while not cached, written back when it is erased.
-    gc_uncached: Vec<Vec<u32>>,
+    gc_uncached: uncached::GcUncached,
     /// Per die: foreground victims started since its host frontier last opened a block.
     fruitless_victims: Vec<u32>,
     stats: DemandStats,
@@ -449,7 +452,7 @@ impl DemandFtl {
             stalled: VecDeque::new(),
             stalled_spare: VecDeque::new(),
             placing_stalled: false,
-            gc_uncached: vec![Vec::new(); layout.dies() as usize],
+            gc_uncached: uncached::GcUncached::new(layout.dies(), sizing.logical_units),
             fruitless_victims: vec![0; layout.dies() as usize],
             stats: DemandStats::default(),
             sizing,
@@ -750,11 +753,8 @@ impl DemandFtl {
     fn install(&mut self, ctx: &mut FtlCtx<'_>, lpn: u32) -> Result<(), SimError> {
         let mut out = std::mem::take(&mut self.write_backs);
         self.cache.install(lpn, &mut out);
-        for moved in &mut self.gc_uncached {
-            if let Some(i) = moved.iter().position(|&l| l == lpn) {
-                moved.swap_remove(i);
-                self.cache.update(lpn);
-            }
+        for _ in 0..self.gc_uncached.remove_each(lpn) {
+            self.cache.update(lpn);
         }
         self.write_back_all(ctx, out)
     }
@@ -1231,6 +1231,10 @@ impl Ftl for DemandFtl {
 
     fn check_invariants(&self, nand: &Nand) -> Result<(), String> {
         self.check(nand)
+    }
+
+    fn write_state(&self, out: &mut dyn std::fmt::Write) -> bool {
+        self.write_digest(out).is_ok()
     }
 
     fn reset_counters(&mut self, _now_ns: u64) {

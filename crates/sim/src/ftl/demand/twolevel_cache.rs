@@ -31,6 +31,7 @@
 //! flushes ([`crate::ftl::twolevel::Wrr`]): the core runs one flush step after every handler.
 
 use super::cache::{Lookup, MapCachePolicy, WriteBack};
+use super::entry_bits::EntryBits;
 use crate::ftl::mapcache::MapCacheLevel;
 use crate::ftl::twolevel::{
     Access, Action, FlushSearch, SetAssoc, TwoLevel, TwoLevelGeometry, Watermarks,
@@ -44,9 +45,9 @@ pub struct TwoLevelCache {
     /// Pages the CTP received by a flush-time load: their next write reads them first.
     needs_read: Vec<bool>,
     /// Per entry: updated in its (loaded) CMT block since that block's last flush.
-    changed: Vec<bool>,
+    changed: EntryBits,
     /// Per entry: handed to its translation page (by a CMT flush) and not yet written.
-    pending: Vec<bool>,
+    pending: EntryBits,
     actions: Vec<Action>,
     flushed_blocks: Vec<u32>,
     released: Vec<()>,
@@ -70,8 +71,8 @@ impl TwoLevelCache {
             scan: search == FlushSearch::Scan,
             logical_units,
             needs_read: vec![false; tvpns as usize],
-            changed: vec![false; logical_units as usize],
-            pending: vec![false; logical_units as usize],
+            changed: EntryBits::new(logical_units),
+            pending: EntryBits::new(logical_units),
             actions: Vec::new(),
             flushed_blocks: Vec::new(),
             released: Vec::new(),
@@ -96,13 +97,9 @@ impl TwoLevelCache {
     /// changed in the CMT), marked written.
     fn take_entries(&mut self, tvpn: u32, changed_too: bool) -> Vec<u32> {
         let mut lpns = Vec::new();
-        for l in self.page(tvpn) {
-            let i = l as usize;
-            let changed = changed_too && std::mem::take(&mut self.changed[i]);
-            if std::mem::take(&mut self.pending[i]) || changed {
-                lpns.push(l);
-            }
-        }
+        let page = self.page(tvpn);
+        let changed = changed_too.then_some(&mut self.changed);
+        self.pending.take_union(changed, page, &mut lpns);
         lpns
     }
 
@@ -122,11 +119,8 @@ impl TwoLevelCache {
         // The flushed blocks' changed entries now belong to their page's next write.
         self.cache.take_flushed_blocks(&mut self.flushed_blocks);
         for b in std::mem::take(&mut self.flushed_blocks) {
-            for l in self.block(b) {
-                if std::mem::take(&mut self.changed[l as usize]) {
-                    self.pending[l as usize] = true;
-                }
-            }
+            let entries = self.block(b);
+            self.pending.move_from(&mut self.changed, entries);
         }
         self.cache.take_actions(&mut self.actions);
         for a in std::mem::take(&mut self.actions) {
@@ -215,11 +209,11 @@ impl MapCachePolicy for TwoLevelCache {
 
     fn update(&mut self, lpn: u32) {
         if self.cache.updated(lpn) {
-            self.changed[lpn as usize] = true;
+            self.changed.set(lpn);
         } else {
             // Not in a loaded CMT block but its CTP page is dirty (`state`): the entry goes
             // with that page's write.
-            self.pending[lpn as usize] = true;
+            self.pending.set(lpn);
         }
     }
 
@@ -303,6 +297,23 @@ impl MapCachePolicy for TwoLevelCache {
 
     fn reset_counters(&mut self) {
         self.cache.stats = Default::default();
+    }
+
+    fn write_state(&self, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+        self.cache.write_state(out)?;
+        let set = |bits: &dyn Fn(u32) -> bool| -> Vec<u32> {
+            (0..self.logical_units).filter(|&l| bits(l)).collect()
+        };
+        writeln!(
+            out,
+            "scan {} needs read {:?} changed {:?} pending {:?} actions {:?} flushed {:?}",
+            self.scan,
+            set(&|t| self.needs_read.get(t as usize).copied().unwrap_or(false)),
+            set(&|l| self.changed.get(l)),
+            set(&|l| self.pending.get(l)),
+            self.actions,
+            self.flushed_blocks
+        )
     }
 }
 

@@ -390,6 +390,34 @@ impl<R: Copy> TwoLevel<R> {
         }
     }
 
+    /// Writes the whole state as text (a state digest's input): both caches, the MSHRs, the
+    /// DTL (by meaning, [`Dtl::write_state`]), the CTP flush order, watermarks, the scan
+    /// cursor, pending actions and flushed blocks, and the counters.
+    pub fn write_state(&self, out: &mut dyn std::fmt::Write) -> std::fmt::Result
+    where
+        R: std::fmt::Debug,
+    {
+        writeln!(
+            out,
+            "two-level {:?} cmt {:?} ctp {:?} waiting {:?} {:?}",
+            self.geometry, self.cmt, self.ctp, self.cmt_waiting, self.ctp_waiting
+        )?;
+        self.dtl.write_state(out)?;
+        writeln!(
+            out,
+            "order {:?} marks {:?} {:?} window {} search {:?} cursor {} actions {:?} flushed {:?} stats {:?}",
+            self.ctp_order,
+            self.cmt_marks,
+            self.ctp_marks,
+            self.flush_window,
+            self.search,
+            self.scan_cursor,
+            self.actions,
+            self.flushed,
+            self.stats
+        )
+    }
+
     fn flush_cmt(&mut self, tvpn: u32) {
         self.slots.clear();
         let blocks = match self.search {

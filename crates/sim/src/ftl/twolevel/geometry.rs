@@ -117,15 +117,15 @@ pub fn scan_dirty_blocks(
     tvpn: u32,
     out: &mut Vec<u32>,
 ) -> u32 {
+    if cmt.dirty() == 0 {
+        // Every block tested, none dirty (a shortcut of the simulator, not of the cost).
+        return cmt.slots();
+    }
     let per_page = geometry.cmt_blocks_per_tpage();
     let start = out.len();
     if u64::from(per_page) * u64::from(cmt.ways()) < u64::from(cmt.slots()) {
         let first = tvpn * per_page;
-        out.extend(
-            (first..first + per_page)
-                .filter_map(|block| cmt.peek(block))
-                .filter(|&slot| cmt.is_dirty(slot)),
-        );
+        cmt.dirty_slots_of_keys(first, per_page, out);
         out[start..].sort_unstable();
     } else {
         for slot in 0..cmt.slots() {
