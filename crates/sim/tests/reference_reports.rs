@@ -146,15 +146,15 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "mt-ftl/mixed",
-        "42ab5765b5b2615ac85d2852676016672f0cc6d393486d8ad81f98dd46656599",
+        "d49285ad1137c6efa08b32cd04302f6dd5cc398335bff8eda300835b03fc2eec",
     ),
     (
         "mt-ftl/periodic",
-        "e4cc59b93a0a783a06e840a7a2ff669f6a56171a9f916d8664a986d3a0b655c9",
+        "16c5ac52e4a23744e2a325cfca1a9fb32637d7b43b71c3eee3236de4f9a4ca98",
     ),
     (
         "st-ftl/mixed",
-        "78b07c22448d36a4b80c7b609e2022d9124810e18ada04d87d8ac278e8b32057",
+        "9e751b5d37aeb8a1aca2549cba660cbb1a7921db205d8bfbb21bf9fcc1c613c7",
     ),
     (
         "bast/mixed",

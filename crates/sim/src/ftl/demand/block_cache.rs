@@ -216,6 +216,30 @@ impl MapCachePolicy for BlockCache {
         )
     }
 
+    fn write_state(&self, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+        let mut dirty: Vec<_> = self.dirty_blocks.iter().collect();
+        dirty.sort_unstable();
+        let changed: Vec<usize> = (0..self.changed.len())
+            .filter(|&l| self.changed[l])
+            .collect();
+        writeln!(
+            out,
+            "dftl block cache {}x{} tags {:?} referenced {:?} dirty {:?} hands {:?} \
+             cached {} changed {:?} dirty blocks {:?} lookups {} hits {}",
+            self.sets,
+            self.ways,
+            self.tags,
+            self.referenced,
+            self.dirty,
+            self.hands,
+            self.cached,
+            changed,
+            dirty,
+            self.lookups,
+            self.hits
+        )
+    }
+
     fn details(&self) -> serde_json::Value {
         serde_json::json!({
             "cmt_sets": self.sets,

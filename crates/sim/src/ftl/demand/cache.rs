@@ -244,8 +244,6 @@ impl MapCachePolicy for DftlCache {
         (self.slots.len(), self.capacity)
     }
 
-    /// The dirty translation page with the lowest number (deterministic, whatever the
-    /// hash map's order), as an eviction's batch update would write it.
     fn write_state(&self, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
         let mut dirty: Vec<_> = self.dirty.iter().collect();
         dirty.sort_unstable();
@@ -256,6 +254,8 @@ impl MapCachePolicy for DftlCache {
         )
     }
 
+    /// The dirty translation page with the lowest number (deterministic, whatever the
+    /// hash map's order), as an eviction's batch update would write it.
     fn clean_step(&mut self, out: &mut Vec<WriteBack>) -> (bool, Option<u64>) {
         let Some(&tvpn) = self.dirty.keys().min() else {
             return (false, None);
