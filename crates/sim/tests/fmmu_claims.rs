@@ -133,7 +133,6 @@ fn one_map_request_per_64k_request_leaves_cdftl_sequential_write_to_the_chips() 
         (result(four) / result(one) - 1.0).abs() < 0.05,
         "{one:?} {four:?}"
     );
-    assert!(share_of_ideal("cdftl-1c", "seq-write-64k") > 0.85);
 }
 
 /// Sequential read: DFTL "has lower performance than CDFTL with 4-core. Because DTL

@@ -28,6 +28,9 @@ pub const CORE_GAIN: f64 = 1.5;
 pub const TRACE_NEAR_IDEAL: f64 = 1.1;
 /// CDFTL on 4 cores on the traces: the paper's worst (1.47x) with [`LIMIT_TOLERANCE`].
 pub const CDFTL_TRACE_BOUND: f64 = 1.47 * (1.0 + LIMIT_TOLERANCE);
+/// CDFTL on 4 cores on the traces is slower than the ideal: the paper's mildest (1.32x) less
+/// [`LIMIT_TOLERANCE`].
+pub const CDFTL_TRACE_SLOWER: f64 = 1.32 * (1.0 - LIMIT_TOLERANCE);
 /// CDFTL's random write "about 88%" of the ideal: within 10 points, as a relative error.
 pub const CDFTL_RANDOM_WRITE_REL: f64 = 0.10 / 0.88;
 /// FMMU's "FTL utilization is only about 17%": within 8 points, as a relative error.
@@ -298,7 +301,7 @@ fn common_parameters(study: &FmmuStudy, workload: &str) -> Vec<Parameter> {
         ),
         Parameter::assumed(
             "FTL time model",
-            &format!(
+            format!(
                 "an N-core value is the whole FTL's time per request (N handlers at once); 2 \
                  cores interpolated; a CDFTL CMT hit costs DFTL's CMT hit; DFTL's CMT of \
                  64-byte blocks in 4-way sets; a flush scans every CMT block at {} ns a block",
@@ -471,7 +474,7 @@ fn fig10() -> Vec<PaperClaim> {
             ),
             Parameter::assumed(
                 "flush cost",
-                &format!("the first-level time plus {scan} ns per CMT block scanned"),
+                format!("the first-level time plus {scan} ns per CMT block scanned"),
                 "5.2: \"all dirty blocks of the CMT must be tested\"; about four 400 MHz \
                  Cortex-R4 cycles a block (exec_time.rs); not fitted to a result",
             ),
@@ -927,6 +930,7 @@ fn list(ratios: &[(String, f64)]) -> String {
 
 fn traces(c: &Ctx) -> Vec<PaperClaim> {
     let worst = |r: &[(String, f64)]| r.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+    let mildest = |r: &[(String, f64)]| r.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
     let fmmu = {
         let (s, cl, t) = (
             "Fig. 13",
@@ -956,7 +960,7 @@ fn traces(c: &Ctx) -> Vec<PaperClaim> {
     let cdftl = {
         let (s, cl, t) = (
             "Fig. 13(a), (b)",
-            "CDFTL on 4 cores within about 1.5x of the ideal on traces",
+            "CDFTL on 4 cores about 1.3-1.5x slower than the ideal on traces",
             "1.47x (MSR_proj) and 1.32x (MSR_hm) the ideal",
         );
         let r = c.trace_ratios("cdftl-4c");
@@ -968,15 +972,25 @@ fn traces(c: &Ctx) -> Vec<PaperClaim> {
                 cl,
                 t,
                 list(&r),
-                vec![Condition::at_most(
-                    "CDFTL 4-core elapsed time / the ideal's, worst trace",
-                    worst(&r),
-                    CDFTL_TRACE_BOUND,
-                    "the paper's worst, 1.47x, plus 15%",
-                )],
+                vec![
+                    Condition::at_most(
+                        "CDFTL 4-core elapsed time / the ideal's, worst trace",
+                        worst(&r),
+                        CDFTL_TRACE_BOUND,
+                        "the paper's worst, 1.47x, plus 15%",
+                    ),
+                    Condition::at_least(
+                        "CDFTL 4-core elapsed time / the ideal's, mildest trace",
+                        mildest(&r),
+                        CDFTL_TRACE_SLOWER,
+                        "the paper's mildest, 1.32x, less 15%: \"still 1.47 times slower\"",
+                    ),
+                ],
                 &format!(
-                    "CDFTL's CMT flushes scan the whole CMT; the MQSim excerpts are not the \
-                     paper's traces; {CHARGING} ({DOC_CLAIMS})"
+                    "on the MQSim excerpts (closed loop at 512) 4-core CDFTL keeps up with the \
+                     ideal: one Lookup or Update per request leaves its cores about half busy; the \
+                     paper's MSR traces (1 week, 40.9 KiB average writes on MSR_proj) are not \
+                     public, so the level cannot be checked on them; {CHARGING} ({DOC_CLAIMS})"
                 ),
             );
             c.finish(claim, "traces", Vec::new())
