@@ -173,12 +173,7 @@ impl MapCachePolicy for BlockCache {
     }
 
     fn uncached_write_back(&mut self, tvpn: u32) -> WriteBack {
-        WriteBack {
-            tvpn,
-            lpns: Vec::new(),
-            blocks_scanned: 0,
-            read_old: true,
-        }
+        WriteBack::without_cached_entries(tvpn)
     }
 
     fn occupancy(&self) -> (usize, usize) {

@@ -36,6 +36,20 @@ pub struct WriteBack {
     pub read_old: bool,
 }
 
+impl WriteBack {
+    /// The write-back of entries changed while not cached (GC moves, TRIM) that carries none
+    /// of the cache's dirty entries (a cache that could only find them by a scan): no flush
+    /// cost, the old page read and merged.
+    pub fn without_cached_entries(tvpn: u32) -> Self {
+        WriteBack {
+            tvpn,
+            lpns: Vec::new(),
+            blocks_scanned: 0,
+            read_old: true,
+        }
+    }
+}
+
 /// A map-cache replacement and write-back policy.
 pub trait MapCachePolicy {
     /// Looks `lpn` up, marking it referenced on a hit.
@@ -232,12 +246,7 @@ impl MapCachePolicy for DftlCache {
     /// cache (lazy copying), the others are batched per translation page; cached dirty
     /// entries of the page stay dirty (no scan of the table to find them).
     fn uncached_write_back(&mut self, tvpn: u32) -> WriteBack {
-        WriteBack {
-            tvpn,
-            lpns: Vec::new(),
-            blocks_scanned: 0,
-            read_old: true,
-        }
+        WriteBack::without_cached_entries(tvpn)
     }
 
     fn occupancy(&self) -> (usize, usize) {

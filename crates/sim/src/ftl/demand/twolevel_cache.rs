@@ -239,12 +239,7 @@ impl MapCachePolicy for TwoLevelCache {
         if !self.scan {
             return self.take_dirty(tvpn);
         }
-        WriteBack {
-            tvpn,
-            lpns: Vec::new(),
-            blocks_scanned: 0,
-            read_old: true,
-        }
+        WriteBack::without_cached_entries(tvpn)
     }
 
     fn occupancy(&self) -> (usize, usize) {
