@@ -12,7 +12,7 @@
 //!   writes after a sequential fill only: their merges reach a steady rate within a few
 //!   thousand writes, and a random pre-pass takes 7-10 s on `kast-slc` and changes nothing
 //!   but the time); the map-cache FTLs of issue 12 ([`plan::MAP_CACHE_FTLS`]: DFTL with its
-//!   default 64 KiB cache, CDFTL, FMMU) beside pagemap on the reference device
+//!   default 64 KiB cache, Gupta et al.'s entry-level DFTL, CDFTL, FMMU) beside pagemap on the reference device
 //!   (`--map-cache-requests`, with each line's time per request over pagemap's: issue 12 wants
 //!   DFTL within 3x); the others ([`plan::PAPER_FTLS`], `--ftl-requests`): mt-ftl and st-ftl
 //!   on `mt-board` (random writes), part-ftl, wao-gc and rtgc on `cosmos` as the part-cosmos

@@ -19,7 +19,7 @@ pub const BLOCK_FTLS: [(&str, &str); 5] = [
 ];
 
 /// The map-cache FTLs of issue 12, after their pagemap baseline, on the reference device.
-pub const MAP_CACHE_FTLS: [&str; 4] = ["pagemap", "dftl", "cdftl", "fmmu"];
+pub const MAP_CACHE_FTLS: [&str; 5] = ["pagemap", "dftl", "dftl-entry", "cdftl", "fmmu"];
 
 /// The workload of an FTL line on its paper's device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
