@@ -421,7 +421,7 @@ fn fmmu(a: &FmmuArgs) -> i32 {
         Err(e) => return fail(&e),
     };
     let mut text = String::new();
-    if a.parts.iter().any(|p| p == "exec-time") {
+    if study.parts.iter().any(|p| p == "exec-time") {
         text.push_str("FTL execution time (fmmu.txt Fig. 10, as charged)\n");
         text.push_str(&exec_time_table());
         text.push('\n');

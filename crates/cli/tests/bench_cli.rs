@@ -129,7 +129,7 @@ fn bench_writes_json_figures() {
     ] {
         both("ftls", ftl, device);
     }
-    for ftl in ["pagemap", "dftl", "cdftl", "fmmu"] {
+    for ftl in ["pagemap", "dftl", "dftl-entry", "cdftl", "fmmu"] {
         both("ftls", ftl, "default");
     }
     for (ftl, device) in [
@@ -154,7 +154,7 @@ fn bench_writes_json_figures() {
         let requests = match i {
             0..=1 => 2000,
             2..=11 => 1500,
-            12..=19 => 1000,
+            12..=21 => 1000,
             _ => 300,
         };
         assert_eq!(m["requests"], requests, "{m}");
@@ -169,7 +169,7 @@ fn bench_writes_json_figures() {
         }
     }
     assert!(number(&lines[0], "simulated_s") > 0.0);
-    let paper = &lines[20..];
+    let paper = &lines[22..];
     for m in paper {
         let workload = text(m, "workload");
         let periodic = ["part-ftl", "wao-gc", "rtgc"].contains(&text(m, "ftl"));
@@ -265,16 +265,17 @@ fn bench_sections_carry_their_figures() {
             "precondition",
             "precondition",
             "precondition",
+            "precondition",
             "scaling",
             "scaling"
         ]
     );
-    let (rtos, traces, pre, scaling) = (&lines[0], &lines[1..3], &lines[3], &lines[7..]);
+    let (rtos, traces, pre, scaling) = (&lines[0], &lines[1..3], &lines[3], &lines[8..]);
     // Pagemap, then each demand-paged FTL with its rate against pagemap's.
-    let ftls: Vec<&str> = lines[3..7].iter().map(|m| text(m, "ftl")).collect();
-    assert_eq!(ftls, ["pagemap", "dftl", "cdftl", "fmmu"]);
+    let ftls: Vec<&str> = lines[3..8].iter().map(|m| text(m, "ftl")).collect();
+    assert_eq!(ftls, ["pagemap", "dftl", "dftl-entry", "cdftl", "fmmu"]);
     assert!(pre["precondition"].get("x_pagemap").is_none(), "{pre}");
-    for m in &lines[4..7] {
+    for m in &lines[4..8] {
         let x = number(&m["precondition"], "x_pagemap");
         let want =
             number(&pre["precondition"], "units_per_s") / number(&m["precondition"], "units_per_s");
