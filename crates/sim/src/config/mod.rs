@@ -17,7 +17,7 @@ pub use device::{
 pub use error::ConfigError;
 pub(crate) use experiment::first_line;
 pub use experiment::{ConfigSource, ExperimentConfig, RunConfig};
-pub use presets::{preset, preset_names, Preset, PRESETS};
+pub use presets::{preset, preset_names, MeasuredSetTimes, Preset, PRESETS};
 pub use settings::FieldDoc;
 
 /// Latest simulated time a run may reach: 2^62 ns, about 146 years. Settings and arrivals

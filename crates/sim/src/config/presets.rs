@@ -24,6 +24,30 @@ pub struct Preset {
     pub device: DeviceConfig,
     /// FTL settings for this device, each applied only when its FTL is chosen.
     pub ftl_suggestions: &'static [FtlSuggestion],
+    /// Operation times measured on the hardware per chip set, which the real-time analysis
+    /// (`flashlab admit`, `run.admission`) uses instead of timing the device's model.
+    pub measured_set_times: Option<MeasuredSetTimes>,
+}
+
+/// Times measured on a board "on every flash chip" of a set (part-ftl.txt Table II's
+/// definitions, Table IV's values): a page read, write or block erase done at once on every
+/// chip of the set. Used as measured only while the run's timing and dies are the preset's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeasuredSetTimes {
+    /// A partitioned FTL's read set F_r: a page read on every read chip (t_r).
+    pub read_set_read_ns: u64,
+    /// Its write set F_w (one chip per channel): a page read on every write chip (t'_r).
+    pub write_set_read_ns: u64,
+    /// A page write on every write chip (t_w).
+    pub write_set_write_ns: u64,
+    /// A block erase on every write chip (t_e).
+    pub write_set_erase_ns: u64,
+    /// An unpartitioned FTL, every chip: a page read.
+    pub all_chips_read_ns: u64,
+    /// A page write on every chip.
+    pub all_chips_write_ns: u64,
+    /// A block erase on every chip.
+    pub all_chips_erase_ns: u64,
 }
 
 /// `[ftl]` settings a preset suggests for some FTLs.
@@ -57,6 +81,7 @@ impl Preset {
 pub const PRESETS: &[&str] = &[
     "default",
     "cosmos",
+    "cosmos-table-iv",
     "fmmu-16ch",
     "mt-board",
     "nftl-samsung",
@@ -75,6 +100,7 @@ pub fn preset(name: &str) -> Option<Preset> {
     Some(match name {
         "default" => default_preset(),
         "cosmos" => cosmos(),
+        "cosmos-table-iv" => cosmos_table_iv(),
         "fmmu-16ch" => fmmu_16ch(),
         "mt-board" => mt_board(),
         "nftl-samsung" => nftl(NftlChip::Samsung),
@@ -95,6 +121,7 @@ fn default_preset() -> Preset {
                  Over-provisioning and the other FTL settings are each FTL's own defaults.",
         device: DeviceConfig::default(),
         ftl_suggestions: &[],
+        measured_set_times: None,
     }
 }
 
@@ -148,6 +175,32 @@ fn cosmos() -> Preset {
             cpu: CpuConfig { cores: 1 },
         },
         ftl_suggestions: &[],
+        measured_set_times: None,
+    }
+}
+
+/// The Cosmos board with part-ftl.txt Table IV's measured times for the real-time analysis.
+fn cosmos_table_iv() -> Preset {
+    Preset {
+        name: "cosmos-table-iv",
+        summary: "Cosmos OpenSSD (as `cosmos`) with Table IV's measured set times for the real-time analysis",
+        source: "part-ftl.txt Table IV: the device of `cosmos` (simulated identically), and for `flashlab admit` \
+                 and `run.admission` the times the paper measured instead of the model's: PaRT-FTL's F_w \
+                 (one way, four channels striped) t'_r 0.375 ms, t_w 1.33 ms, t_e 3.84 ms; its F_r t_r 1.23 ms \
+                 (Table I's 4-way reads, section V.A: other dies of the way busy); WAO-GC's (and RTGC's) \
+                 all 16 chips t_r 1.23 ms, t_w 1.87 ms, t_e 3.84 ms (Table I's 4-way rows). Used while \
+                 the run keeps this preset's timing and dies; otherwise the model's times are used and \
+                 the analysis says so.",
+        measured_set_times: Some(MeasuredSetTimes {
+            read_set_read_ns: 1_230_000,
+            write_set_read_ns: 375_000,
+            write_set_write_ns: 1_330_000,
+            write_set_erase_ns: 3_840_000,
+            all_chips_read_ns: 1_230_000,
+            all_chips_write_ns: 1_870_000,
+            all_chips_erase_ns: 3_840_000,
+        }),
+        ..cosmos()
     }
 }
 
@@ -200,6 +253,7 @@ fn fmmu_16ch() -> Preset {
             settings: &[("over_provisioning", "0.15")],
             reason: "fmmu.txt section 5.1: 15% over-provisioning",
         }],
+        measured_set_times: None,
     }
 }
 
@@ -254,6 +308,7 @@ fn mt_board() -> Preset {
             cpu: CpuConfig { cores: 1 },
         },
         ftl_suggestions: &[],
+        measured_set_times: None,
     }
 }
 
@@ -336,6 +391,7 @@ fn nftl(chip: NftlChip) -> Preset {
             settings: &[("mapping_unit_bytes", "512")],
             reason: "a mapping unit no larger than the 512 B page",
         }],
+        measured_set_times: None,
     }
 }
 
@@ -397,6 +453,7 @@ fn kast_slc() -> Preset {
             settings: &[("mapping_unit_bytes", "2048")],
             reason: "a mapping unit no larger than the 2 KiB page",
         }],
+        measured_set_times: None,
     }
 }
 
@@ -410,6 +467,7 @@ fn kast_mlc() -> Preset {
                  128 B OOB, 2 GiB on one chip, 40 MB/s bus, SATA-like 300 MB/s host link.",
         device: small_chip(4096, 128, 4096, 128, (50_000, 650_000, 2_000_000)),
         ftl_suggestions: &[],
+        measured_set_times: None,
     }
 }
 

@@ -11,6 +11,8 @@
 //!   bandwidths (eqs. 15, 16), and section VI.A's blocking test (no admission control).
 //! - [`rtgc`]: RTGC (Chang, Kuo and Lo, ACM TECS 3(4) 2004): one real-time garbage-collection
 //!   task per write task and an EDF utilisation test with blocking.
+//! - [`derive`]: the analysis of a configured run: its scheme, the parameters of its device
+//!   (measured on the timing model, or a preset's measured table) and its periodic tasks.
 //! - [`admission`]: the paper's `open()`: an [`admission::AdmissionController`] per scheme that
 //!   admits streams or refuses them with the failed test and its terms.
 //!
@@ -18,6 +20,7 @@
 //! equations, the interpretation choices and the paper's numbers against ours.
 
 pub mod admission;
+pub mod derive;
 pub mod device;
 pub mod part;
 pub mod rtgc;
