@@ -44,12 +44,12 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "[2/2] part-cosmos: done" in result.stderr, result.stderr
+    assert "[3/3] part-admission: done" in result.stderr, result.stderr
     return out
 
 
 def test_the_console_script_writes_each_study_and_the_report(report_dir: Path) -> None:
-    for study in ("part-schedulability", "part-cosmos"):
+    for study in ("part-schedulability", "part-cosmos", "part-admission"):
         assert (report_dir / study / "results.json").is_file()
     page = (report_dir / "report.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")

@@ -14,6 +14,7 @@ use plotters::prelude::*;
 
 use crate::output::Output;
 
+mod part_admission;
 mod part_cosmos;
 use crate::{fail, write_json, EXIT_INPUT, EXIT_IO};
 
@@ -39,6 +40,10 @@ pub enum ExperimentCommand {
     /// part-ftl, wao-gc and rtgc (deadline misses, response and page latencies, bandwidth over
     /// time) and WAO-GC's write bandwidth before and after GC starts
     PartCosmos(part_cosmos::PartCosmosArgs),
+    /// issue 29: each admission test of part-ftl.txt (PaRT-FTL's eqs. 6-7, RTGC's, WAO-GC's
+    /// worst case) against periodic runs on cosmos across its boundary: the admitted region
+    /// against the region with no observed miss, per scheme
+    PartAdmission(part_admission::PartAdmissionArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -224,6 +229,7 @@ pub fn experiment_command(command: &ExperimentCommand) -> i32 {
         ExperimentCommand::Fmmu(a) => fmmu(a),
         ExperimentCommand::PartSchedulability(a) => part_schedulability(a),
         ExperimentCommand::PartCosmos(a) => part_cosmos::part_cosmos(a),
+        ExperimentCommand::PartAdmission(a) => part_admission::part_admission(a),
     }
 }
 

@@ -459,6 +459,7 @@ mod tests {
                 "kast",
                 "mt-ftl",
                 "nftl",
+                "part-admission",
                 "part-cosmos",
                 "part-schedulability"
             ]

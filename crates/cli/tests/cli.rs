@@ -1491,6 +1491,70 @@ fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
 }
 
 #[test]
+fn experiment_part_admission_writes_table_csv_json_and_the_figure() {
+    let dir = scratch("part-admission");
+    let out = flashlab(&[
+        "experiment",
+        "part-admission",
+        "--out",
+        path_str(&dir),
+        "--families",
+        "writes 4x12p",
+        "--duration",
+        "1s",
+        "--points-per-octave",
+        "1",
+        "--no-progress",
+    ]);
+    out.assert_success();
+    for s in [
+        "analysis devices",
+        "boundaries",
+        "pessimism",
+        "PaRT-FTL",
+        "claims",
+    ] {
+        assert!(
+            out.stdout.contains(s),
+            "table lacks `{s}`\n{}",
+            out.context()
+        );
+    }
+    for f in ["table.txt", "results.csv", "results.json", "admission.svg"] {
+        let bytes = std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(!bytes.is_empty(), "{f} is empty");
+    }
+    let json = read_json(&dir.join("results.json"));
+    assert_eq!(json["boundaries"].as_array().map(Vec::len), Some(3));
+    assert_eq!(json["claims"].as_array().map(Vec::len), Some(3));
+    assert_eq!(json["devices"][0]["scheme"], "PaRT-FTL");
+    let rows = json["rows"].as_array().unwrap().len();
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + rows, "{csv}");
+    assert!(
+        csv.starts_with("family,scheme,ftl,period_ns,tasks,seed,admitted,"),
+        "{csv}"
+    );
+    let svg = std::fs::read_to_string(dir.join("admission.svg")).unwrap();
+    assert!(svg.contains("PaRT-FTL (part-ftl)") && svg.contains("WAO-GC (wao-gc)"));
+    // Bad options are refused before anything is written.
+    let bad_dir = scratch("part-admission-bad");
+    for args in [
+        &["--families", "reads 4x5p"][..],
+        &["--duration", "0s"][..],
+        &["--die-queue-policy", "lifo"][..],
+        &["--set", "ftl.name=\"pagemap\""][..],
+        &["--device", "nosuch"][..],
+    ] {
+        let mut all = vec!["experiment", "part-admission", "--out", path_str(&bad_dir)];
+        all.extend_from_slice(args);
+        let bad = flashlab(&all);
+        assert_eq!(bad.code, Some(2), "{args:?}: {}", bad.context());
+        assert!(!bad_dir.join("results.json").exists(), "{args:?}");
+    }
+}
+
+#[test]
 fn sweep_points_to_the_python_package() {
     let r = flashlab(&["sweep", "grid.toml", "--out", "results"]);
     assert_bad_input(&r, &["Python package", "python -m flashlab sweep"]);

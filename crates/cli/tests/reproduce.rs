@@ -50,13 +50,14 @@ fn an_output_directory_that_cannot_be_made_is_refused_before_any_run() {
 }
 
 #[test]
-fn a_quick_part_ftl_run_writes_both_studies_and_a_self_contained_report() {
+fn a_quick_part_ftl_run_writes_its_studies_and_a_self_contained_report() {
     let dir = scratch("reproduce-part-ftl");
     let r = flashlab(&["reproduce", "part-ftl", "--quick", "--out", path_str(&dir)]);
     r.assert_success();
     for line in [
-        "[1/2] part-schedulability (quick)",
-        "[2/2] part-cosmos (quick)",
+        "[1/3] part-schedulability (quick)",
+        "[2/3] part-cosmos (quick)",
+        "[3/3] part-admission (quick)",
     ] {
         assert!(
             r.stderr.contains(line),
@@ -67,12 +68,13 @@ fn a_quick_part_ftl_run_writes_both_studies_and_a_self_contained_report() {
     for f in [
         "part-schedulability/results.json",
         "part-cosmos/results.json",
+        "part-admission/results.json",
         "report.html",
     ] {
         assert!(dir.join(f).is_file(), "{f} missing: {}", r.context());
     }
     let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    let svgs = ["part-schedulability", "part-cosmos"]
+    let svgs = ["part-schedulability", "part-cosmos", "part-admission"]
         .iter()
         .flat_map(|s| std::fs::read_dir(dir.join(s)).unwrap())
         .filter(|e| {
@@ -83,7 +85,7 @@ fn a_quick_part_ftl_run_writes_both_studies_and_a_self_contained_report() {
                 .is_some_and(|x| x == "svg")
         })
         .count();
-    assert_eq!(svgs, 7);
+    assert_eq!(svgs, 8);
     assert_eq!(page.matches("<svg ").count(), svgs, "every plot inlined");
     // Self-contained: no script, no stylesheet or font or image fetched.
     for banned in ["<script", "<img", "http://", "https://", "@import", "url("] {
@@ -93,7 +95,7 @@ fn a_quick_part_ftl_run_writes_both_studies_and_a_self_contained_report() {
     assert!(page.contains("The paper's figures are not available as images"));
     assert!(page.contains("docs/part-cosmos.md"));
     // Every claim of both studies is a row with its verdict class; the summary counts them.
-    let claims: usize = ["part-schedulability", "part-cosmos"]
+    let claims: usize = ["part-schedulability", "part-cosmos", "part-admission"]
         .iter()
         .map(|s| {
             let text = std::fs::read_to_string(dir.join(s).join("results.json")).unwrap();

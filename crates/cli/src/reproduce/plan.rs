@@ -243,6 +243,27 @@ pub const PAPERS: [Paper; 5] = [
                     section!("part-cosmos.md", "Claims"),
                 ],
             },
+            StudyPlan {
+                name: "part-admission",
+                quick: &[],
+                full: &["--full"],
+                setup: "Issue 29: each admission test (PaRT-FTL's eqs. 6-7, RTGC's EDF test, \
+                        WAO-GC's section VI.A worst case) on the analysis device of the run's \
+                        configuration, against periodic runs of five task-set families (Table \
+                        III's readers and writers, larger reads, smaller writes, Table III's mix) \
+                        on cosmos under part-ftl, rtgc and wao-gc, preconditioned, EDF die \
+                        queues, all tasks released at 0, the period swept on a geometric grid \
+                        from one octave above the longest analysis boundary down past the first \
+                        misses. Quick: 16 blocks per plane, 2 s of releases, 2 points per \
+                        octave, seeds 1-3; full: 64 blocks per plane, 20 s, 4 points per octave, \
+                        seeds 1-5.",
+                quick_s: 15,
+                full_cpu_s: 600,
+                deviations: &[
+                    section!("part-admission.md", "Method"),
+                    section!("part-admission.md", "Results"),
+                ],
+            },
         ],
     },
 ];

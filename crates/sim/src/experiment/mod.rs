@@ -6,5 +6,6 @@ pub mod fmmu_study;
 pub mod kast;
 pub mod mt_ftl;
 pub mod nftl;
+pub mod part_admission;
 pub mod part_cosmos;
 pub mod part_schedulability;
