@@ -561,3 +561,86 @@ pub fn admit_config(
     config.validate()?;
     Ok(config)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::realtime::derive::AnalysisDevice;
+
+    fn paper(scheme: Scheme) -> AnalysisDevice {
+        AnalysisDevice {
+            scheme,
+            params: scheme.paper_device(),
+            source: "Table IV".into(),
+        }
+    }
+
+    fn table_iii() -> Vec<TaskSpec> {
+        let mut tasks = vec![TaskSpec::writer(12, 60.0 * NS_PER_MS).unwrap(); 4];
+        tasks.extend([TaskSpec::reader(3, 15.0 * NS_PER_MS).unwrap(); 4]);
+        tasks
+    }
+
+    #[test]
+    fn table_iii_is_refused_and_the_note_gives_the_arithmetic() {
+        let a = judge(paper(Scheme::PartFtl), table_iii());
+        assert!(!a.admitted);
+        assert_eq!(
+            a.refusal.as_deref(),
+            Some("read set utilisation 1.07 > 1 (eq. 6): read 0.98 + blocking 0.08")
+        );
+        assert_eq!(a.tests[0].terms.len(), 2);
+        assert!((a.tests[1].total - 1.254).abs() < 1e-3);
+        let note = &a.notes[0];
+        assert!(note.contains("= 1.066 > 1 at any lambda"), "{note}");
+        assert!(note.contains("eq. 7 = 1.254 at lambda 0.643"), "{note}");
+        assert!(note.contains("0.919 at lambda 0.518"), "{note}");
+        // Another set has no such note.
+        let other = judge(paper(Scheme::PartFtl), table_iii()[..7].to_vec());
+        assert!(other.notes.is_empty());
+    }
+
+    #[test]
+    fn bounds_are_the_papers_closed_forms() {
+        let p = judge(paper(Scheme::PartFtl), table_iii());
+        let eqs: Vec<&str> = p.bounds.iter().map(|b| b.equation).collect();
+        assert_eq!(eqs, ["eq. 8", "eq. 9", "eq. 10", "eq. 11"]);
+        assert_eq!(p.bounds[0].value, 1.23 * NS_PER_MS);
+        assert!((p.bounds[2].value - 76.22).abs() < 0.01);
+        let w = judge(paper(Scheme::WaoGc), table_iii());
+        let value = |eq: &str| w.bounds.iter().find(|b| b.equation == eq).unwrap().value;
+        assert!((value("eq. 15") - 15.49).abs() < 0.01);
+        assert!((value("eq. 16") - 13.44).abs() < 0.01);
+        assert!((value("eq. 14") - 9.3 * NS_PER_MS).abs() < 1.0);
+        assert!(judge(paper(Scheme::Rtgc), table_iii()).bounds.is_empty());
+    }
+
+    #[test]
+    fn wao_gc_lists_every_request_and_prints_runs_of_equal_ones() {
+        let a = judge(paper(Scheme::WaoGc), table_iii());
+        let test = &a.tests[0];
+        assert_eq!(test.requests.len(), 8);
+        assert!((test.total - 28.49 / 15.0).abs() < 1e-9);
+        let text = a.to_string();
+        assert!(
+            text.contains("tasks 0-3 write: 26.670 ms (4 partial steps)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("tasks 4-7 read: 28.490 ms (4 partial steps) vs deadline 15.000 ms"),
+            "{text}"
+        );
+        assert!(
+            text.contains("refused: read of stream #4 responds in 28.49 ms"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn tasks_are_summarised_by_kind() {
+        assert_eq!(
+            tasks_summary(&table_iii()),
+            "4 x write 12 pages / 60.000 ms, 4 x read 3 pages / 15.000 ms"
+        );
+    }
+}

@@ -406,10 +406,14 @@ mod tests {
         let d = analysis_device(&c).unwrap();
         assert!(d.source.contains("timing model"), "{}", d.source);
         assert_eq!(d.params.gc_read_ns, 0.45 * NS_PER_MS);
-        // The number of blocks does not change the times.
+        // The number of blocks and the die queue policy do not change the times.
         let c = config(
             "cosmos-table-iv",
-            &[&ftl("part-ftl"), "geometry.blocks_per_plane=64"],
+            &[
+                &ftl("part-ftl"),
+                "geometry.blocks_per_plane=64",
+                "timing.die_queue_policy=\"edf\"",
+            ],
         );
         assert_eq!(analysis_device(&c).unwrap().params, FlashParams::part_ftl());
     }
