@@ -311,3 +311,48 @@ def test_part_ftl_details_match_their_documentation() -> None:
     check_against_section(report, "PaRT-FTL fields", "ftl_details")
     assert report["ftl_details"]["write_set_dies"] == 4
     assert report["ftl_details"]["counters"]["rebuilt_reads"] > 0
+
+
+def _paths_into_lists(value: Any, prefix: str) -> dict[str, Any]:
+    """Every path under `prefix` with its value, into lists as `key[]` (the first item)."""
+    found: dict[str, Any] = {prefix: value}
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found.update(_paths_into_lists(child, f"{prefix}.{key}"))
+    elif isinstance(value, list) and value:
+        found.update(_paths_into_lists(value[0], f"{prefix}[]"))
+    return found
+
+
+def test_admission_matches_its_documentation() -> None:
+    report = flashlab.run(
+        "cosmos-table-iv",
+        ftl="wao-gc",
+        workload="periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=200ms",
+        precondition=1.0,
+        set={"geometry.blocks_per_plane": 64, "run.precondition_max_passes": 1},
+    )
+    part = flashlab.run(
+        "cosmos-table-iv",
+        ftl="part-ftl",
+        workload="periodic:tasks=4xw12p@60ms+4xr3p@15ms,duration=200ms",
+        precondition=1.0,
+        set={"geometry.blocks_per_plane": 64, "run.precondition_max_passes": 1},
+    )
+    fields = documented_fields("Admission fields")
+    seen: dict[str, Any] = {}
+    # WAO-GC's test has requests, PaRT-FTL's terms: together every documented path.
+    for r in (report, part):
+        seen.update(_paths_into_lists(r["admission"], "admission"))
+    missing = [p for p in fields if p not in seen]
+    assert not missing, f"documented but not in the reports: {missing}"
+    undocumented = [p for p in seen if p != "admission" and p not in fields]
+    assert not undocumented, f"in the reports but not documented: {undocumented}"
+    wrong = [
+        f"{p} = {seen[p]!r} ({t})"
+        for p, t in fields.items()
+        if not fits_documented_type(seen[p], t)
+    ]
+    assert not wrong, wrong
+    assert part["admission"]["outcome"] in ("refused, no miss", "refused, missed")
+    assert part["admission"]["analysis"]["notes"][0].startswith("section VI.B says this set")

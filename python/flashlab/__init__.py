@@ -41,9 +41,12 @@ from typing import Any, Optional
 
 from . import _native
 from ._native import ConfigError, SimulationError
+from .admission import Admission
 from .report import Report
 
 __all__ = [
+    "Admission",
+    "admit",
     "ConfigError",
     "SimulationError",
     "__version__",
@@ -127,6 +130,43 @@ def run(
     layers = _layers(device, ftl, workload, precondition, seed, set, config, trace, trace_format)
     text = _native.run(*layers, _bool("progress", progress))
     return Report(json.loads(text))
+
+
+def admit(
+    ftl: str,
+    tasks: str,
+    device: str | None = "cosmos-table-iv",
+    *,
+    set: Mapping[str, object] | None = None,  # mirrors the CLI's --set
+    config: str | os.PathLike[str] | None = None,
+) -> Admission:
+    """Real-time admission, like ``flashlab admit``: would the periodic task set ``tasks`` meet
+    its deadlines on ``device`` under ``ftl``'s test?
+
+    Args:
+        ftl: ``"part-ftl"`` (eqs. 6-7), ``"wao-gc"`` (section VI.A's worst case) or ``"rtgc"``.
+        tasks: The periodic workload's task syntax, e.g. ``"4xw12p@60ms+4xr3p@15ms"``.
+        device: Device preset; ``"cosmos-table-iv"`` (the default) takes part-ftl.txt Table
+            IV's measured times, other presets time their own model. ``None`` takes the
+            ``config`` file's preset.
+        set: Overrides ``{"section.key": value}``, e.g. ``{"ftl.data_ratio": 0.518}``.
+        config: Path of a TOML configuration file.
+
+    Returns:
+        An :class:`Admission`: ``admitted``, ``refusal``, every test with its terms, the
+        bounds (eqs. 8-16) and the analysis device.
+
+    Raises:
+        TypeError: An argument of the wrong type.
+        ConfigError: An unknown preset or FTL, an FTL without a test, a malformed task set,
+            a setting out of range; the message names it.
+    """
+    ftl = _str("ftl", ftl)
+    tasks = _str("tasks", tasks)
+    preset = _optional_str("device", device)
+    config_path = None if config is None else _path("config", config)
+    text = _native.admit(preset, config_path, _set_overrides(set), ftl, tasks)
+    return Admission.from_json(json.loads(text))
 
 
 def resolve_config(

@@ -43,6 +43,15 @@ def resolve_config(
     """The resolved configuration ``run`` would simulate (the report's ``config``) as JSON
     text, without running it."""
 
+def admit(
+    preset: str | None,
+    config_path: str | os.PathLike[str] | None,
+    sets: list[str],
+    ftl: str,
+    tasks: str,
+) -> str:
+    """The admission analysis of a task set as JSON text (``flashlab admit --json``)."""
+
 def parse_workload(spec: str) -> dict[str, Any]:
     """Parses the compact workload syntax into a dict of every ``[workload]`` field."""
 

@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 2 bad input (arguments, configuration, workload), 70 internal error
 //! (an FTL broke a NAND rule, a data check failed), 74 output could not be written.
 
+mod admit_cmd;
 mod bench;
 mod experiment_cmd;
 mod help;
@@ -59,6 +60,10 @@ enum Command {
         /// FTL to show
         name: Option<String>,
     },
+    /// Real-time admission: would this periodic task set meet its deadlines on this device
+    /// under part-ftl, wao-gc or rtgc? Every test with its terms and the guaranteed bounds
+    /// (part-ftl.txt eqs. 6-16); exit 0 admitted, 1 refused
+    Admit(admit_cmd::AdmitArgs),
     /// Measure simulator speed and memory (simulated requests per wall second, peak RSS)
     Bench(bench::BenchArgs),
     /// Block traces: statistics, format conversion, the formats read, reader speed
@@ -162,6 +167,7 @@ pub fn run(args: Vec<String>) -> i32 {
         Command::Run(args) => run_command(&args),
         Command::Presets { name } => presets_command(name.as_deref()),
         Command::Ftls { name } => ftls_command(name.as_deref()),
+        Command::Admit(args) => admit_cmd::admit_command(&args),
         Command::Bench(args) => bench::bench_command(&args),
         Command::Trace(command) => trace_cmd::trace_command(&command),
         Command::Experiment(command) => experiment_cmd::experiment_command(&command),

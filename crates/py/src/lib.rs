@@ -255,6 +255,29 @@ fn resolve_config(
         .map_err(|e| SimulationError::new_err(format!("configuration does not serialize: {e}")))
 }
 
+/// The real-time admission of a task set (`flashlab admit`) as JSON text: the verdict, every
+/// test with its terms, the scheme's bounds and the analysis device. `tasks` is the periodic
+/// workload's task syntax (`4xw12p@60ms+4xr3p@15ms`); the device is layered like `run`.
+#[pyfunction]
+fn admit(
+    preset: Option<String>,
+    config_path: Option<PathBuf>,
+    sets: Vec<String>,
+    ftl: String,
+    tasks: String,
+) -> PyResult<String> {
+    let source = ConfigSource {
+        preset: preset.as_deref(),
+        file: config_path.as_deref(),
+        sets: &sets,
+    };
+    let analysis = flashlab_sim::realtime::analysis::admit_config(&source, &ftl, &tasks)
+        .and_then(|config| flashlab_sim::realtime::analyse(&config))
+        .map_err(sim_error)?;
+    serde_json::to_string(&analysis)
+        .map_err(|e| SimulationError::new_err(format!("analysis does not serialize: {e}")))
+}
+
 /// Parses the compact workload syntax (`randwrite:bs=4k,qd=32,count=1e5`) into a dict of
 /// every `[workload]` field.
 #[pyfunction]
@@ -367,6 +390,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(parse_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(admit, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

@@ -69,13 +69,19 @@ pub enum SimError {
     /// The caller's [`StopCheck`] asked to stop (neither bad input nor a defect).
     #[error("interrupted")]
     Interrupted,
+    /// `run.admission = "enforce"` and the real-time test refuses the task set (user input).
+    #[error("{0}")]
+    Admission(String),
 }
 
 impl SimError {
     /// Whether the error comes from user input (configuration, workload, trace) rather than a
     /// defect of the simulator or an FTL.
     pub fn is_input_error(&self) -> bool {
-        matches!(self, SimError::Config(_) | SimError::Input { .. })
+        matches!(
+            self,
+            SimError::Config(_) | SimError::Input { .. } | SimError::Admission(_)
+        )
     }
 }
 

@@ -47,7 +47,25 @@ settings! {
         max_memory_bytes: u64 = 0, unit "bytes", range 0 ..= MAX_CONFIG_INTEGER;
         /// Length of the intervals of the report's time series (bandwidth, latency and deadline misses per interval; 0: no time series); at most 100,000 intervals are kept: a longer run doubles the interval until they fit (the report's timeseries.interval_ns says which).
         timeseries_interval_ns: u64 = 0, unit "ns", range 0 ..= MAX_SIMULATED_NS;
+        /// Real-time admission of a periodic run on part-ftl, wao-gc or rtgc (what `flashlab admit` computes): "report" runs the scheme's test and puts its verdict, terms and bounds in the report's `admission` beside the measured misses; "enforce" also refuses to run a task set the test refuses (exit 2, the failing test named); "off" skips it.
+        admission: AdmissionMode = AdmissionMode::Report, unit "", choices "enforce | report | off";
     }
+}
+
+/// What a periodic run on a real-time FTL does with the scheme's admission test
+/// (`run.admission`). The default is `report`: a simulator's user often runs sets the test
+/// refuses on purpose (the paper's own Table III is one, and how pessimistic a test is can
+/// only be seen by running refused sets), so refusing by default would hide exactly the
+/// comparison of analysis and simulation; `enforce` is the paper's `open()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdmissionMode {
+    /// Refuse to run a set the test refuses.
+    Enforce,
+    /// Run it, and report the verdict beside what the run measured.
+    Report,
+    /// No admission test.
+    Off,
 }
 
 /// Everything one run needs: device + FTL + workload + run settings. A run is a pure function

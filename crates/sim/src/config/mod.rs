@@ -16,7 +16,7 @@ pub use device::{
 };
 pub use error::ConfigError;
 pub(crate) use experiment::first_line;
-pub use experiment::{ConfigSource, ExperimentConfig, RunConfig};
+pub use experiment::{AdmissionMode, ConfigSource, ExperimentConfig, RunConfig};
 pub use presets::{preset, preset_names, MeasuredSetTimes, Preset, PRESETS};
 pub use settings::FieldDoc;
 

@@ -249,6 +249,8 @@ impl Simulation {
             crate::memory::check_limit(cfg, cfg.run.max_memory_bytes, "run.max_memory_bytes")?;
         }
         let ftl = registry::build(cfg)?;
+        // A real-time task set the test refuses does not run under `run.admission = "enforce"`.
+        crate::realtime::analysis::run_admission(cfg)?;
         Self::with_ftl(cfg, ftl)
     }
 

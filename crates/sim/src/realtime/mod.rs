@@ -11,6 +11,8 @@
 //!   bandwidths (eqs. 15, 16), and section VI.A's blocking test (no admission control).
 //! - [`rtgc`]: RTGC (Chang, Kuo and Lo, ACM TECS 3(4) 2004): one real-time garbage-collection
 //!   task per write task and an EDF utilisation test with blocking.
+//! - [`analysis`]: one task set judged with every test's terms and the scheme's bounds
+//!   (`flashlab admit`, the report's `admission`).
 //! - [`derive`]: the analysis of a configured run: its scheme, the parameters of its device
 //!   (measured on the timing model, or a preset's measured table) and its periodic tasks.
 //! - [`admission`]: the paper's `open()`: an [`admission::AdmissionController`] per scheme that
@@ -20,6 +22,7 @@
 //! equations, the interpretation choices and the paper's numbers against ours.
 
 pub mod admission;
+pub mod analysis;
 pub mod derive;
 pub mod device;
 pub mod part;
@@ -29,6 +32,7 @@ pub mod utilisation;
 pub mod waogc;
 
 pub use admission::{AdmissionController, Refusal, Scheme, StreamHandle};
+pub use analysis::{analyse, Analysis};
 pub use device::FlashParams;
 pub use task::TaskSpec;
 pub use utilisation::{Load, UtilisationTest};

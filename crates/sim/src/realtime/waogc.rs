@@ -107,6 +107,44 @@ pub fn worst_case_test(tasks: &[TaskSpec], dev: &FlashParams) -> Result<(), Miss
     })
 }
 
+/// Every request of every task with its worst response under [`worst_case_test`]'s blocking
+/// (all other writers and the own write delay it by a partial step), in task order; a
+/// response above its deadline is a miss.
+pub fn worst_case_responses(tasks: &[TaskSpec], dev: &FlashParams) -> Vec<Miss> {
+    let mut all = Vec::new();
+    let writers = tasks.iter().filter(|t| t.writes()).count() as u32;
+    let step_ns = partial_step_ns(dev);
+    for (i, t) in tasks.iter().enumerate() {
+        let others = writers - u32::from(t.writes());
+        for (present, request, service_ns, deadline_ns) in requests_of(t, dev) {
+            if present {
+                let steps = others + u32::from(request == "write");
+                all.push(Miss {
+                    task: i,
+                    request,
+                    response_ns: service_ns + f64::from(steps) * step_ns,
+                    deadline_ns,
+                    steps,
+                });
+            }
+        }
+    }
+    all
+}
+
+/// A task's (present, "read"/"write", own service, deadline) of each kind of request.
+fn requests_of(t: &TaskSpec, dev: &FlashParams) -> [(bool, &'static str, f64, f64); 2] {
+    [
+        (t.reads(), "read", read_service_ns(t, dev), t.read_period_ns),
+        (
+            t.writes(),
+            "write",
+            write_service_ns(t, dev),
+            t.write_period_ns,
+        ),
+    ]
+}
+
 /// Every read and write request of every task against its period, delayed by
 /// `steps(other writers, own write)` partial steps.
 fn check_requests(
@@ -118,16 +156,7 @@ fn check_requests(
     let step_ns = partial_step_ns(dev);
     for (i, t) in tasks.iter().enumerate() {
         let others = writers - u32::from(t.writes());
-        let requests = [
-            (t.reads(), "read", read_service_ns(t, dev), t.read_period_ns),
-            (
-                t.writes(),
-                "write",
-                write_service_ns(t, dev),
-                t.write_period_ns,
-            ),
-        ];
-        for (present, request, service_ns, deadline_ns) in requests {
+        for (present, request, service_ns, deadline_ns) in requests_of(t, dev) {
             if !present {
                 continue;
             }

@@ -4,12 +4,14 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::config::AdmissionMode;
 use crate::engine::{PreconditionSummary, Simulation};
 use crate::flash::{Cause, OpKind};
 use crate::ftl::mapcache::MapCacheReport;
 use crate::ftl::merge::MergeReport;
 use crate::ftl::{CpuActivity, FtlCounters, MapQueue};
 use crate::host::Op;
+use crate::realtime::analysis::{Analysis, RunAdmission};
 use crate::stats::{DeadlineStats, LatencyStats, OpStats, TimeSeries};
 
 /// Identifier of the report format; bumped on any incompatible change.
@@ -137,6 +139,70 @@ pub struct DeadlineReport {
     pub worst_lateness_ns: u64,
     /// The same per periodic task with deadlines, in task order.
     pub tasks: Vec<TaskDeadlineReport>,
+}
+
+/// The admission test of a periodic run against what the run measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdmissionReport {
+    /// `run.admission`: "enforce" or "report".
+    pub mode: AdmissionMode,
+    /// The test's verdict; `None` (null) when the set cannot be analysed.
+    pub admitted: Option<bool>,
+    /// The failing test's message when refused.
+    pub refusal: Option<String>,
+    /// Why the set cannot be analysed (e.g. a deadline shorter than its period).
+    pub not_analysable: Option<String>,
+    /// Every test with its terms, the scheme's bounds, the analysis device.
+    pub analysis: Option<Analysis>,
+    /// Jobs with a deadline that completed in the measured window.
+    pub jobs: u64,
+    pub deadline_misses: u64,
+    /// Largest response time of the tasks' reads and writes.
+    pub read_max_ns: u64,
+    pub write_max_ns: u64,
+    /// "admitted, no miss", "admitted, missed" (the analysis was unsafe), "refused, no miss"
+    /// (the test was pessimistic for this run), "refused, missed", or "not analysable".
+    pub outcome: &'static str,
+}
+
+impl AdmissionReport {
+    fn of(run: RunAdmission, deadlines: Option<&DeadlineReport>, tasks: &[TaskReport]) -> Self {
+        let jobs = deadlines.map_or(0, |d| d.requests);
+        let misses = deadlines.map_or(0, |d| d.misses);
+        let admitted = run.analysis.as_ref().map(|a| a.admitted);
+        let outcome = match (admitted, misses > 0) {
+            (Some(true), false) => "admitted, no miss",
+            (Some(true), true) => "admitted, missed",
+            (Some(false), false) => "refused, no miss",
+            (Some(false), true) => "refused, missed",
+            (None, _) => "not analysable",
+        };
+        let max = |f: fn(&TaskReport) -> u64| tasks.iter().map(f).max().unwrap_or(0);
+        AdmissionReport {
+            mode: run.mode,
+            admitted,
+            refusal: run.analysis.as_ref().and_then(|a| a.refusal.clone()),
+            not_analysable: run.not_analysable,
+            analysis: run.analysis,
+            jobs,
+            deadline_misses: misses,
+            read_max_ns: max(|t| t.read.latency_ns.max),
+            write_max_ns: max(|t| t.write.latency_ns.max),
+            outcome,
+        }
+    }
+}
+
+/// The admission section of `sim`'s report (its configuration analysed again: the same pure
+/// function [`crate::engine::Simulation::new`] checked).
+fn admission_report(
+    sim: &Simulation,
+    deadlines: Option<&DeadlineReport>,
+    tasks: &[TaskReport],
+) -> Option<AdmissionReport> {
+    // Under `enforce` a refused set never got here; the analysis cannot fail differently now.
+    let run = crate::realtime::analysis::run_admission(sim.config()).ok()??;
+    Some(AdmissionReport::of(run, deadlines, tasks))
 }
 
 /// Latencies of one periodic task's requests per operation.
@@ -390,6 +456,9 @@ pub struct Report {
     /// Latencies of each periodic task's requests, in task order (empty when no request came
     /// from a task).
     pub tasks: Vec<TaskReport>,
+    /// The real-time admission test of a periodic run on part-ftl, wao-gc or rtgc beside what
+    /// the run measured (`run.admission`); `None` (JSON null) when it does not apply.
+    pub admission: Option<AdmissionReport>,
     /// Bandwidth and latency per interval; `None` (JSON null) when
     /// `run.timeseries_interval_ns` is 0.
     pub timeseries: Option<TimeSeriesReport>,
@@ -692,6 +761,8 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
     let min_host = min_meaningful_write_bytes(layout);
     let write_amplification = write_amplification(programmed, host.write.bytes, min_host);
     let (emin, emean, emax) = sim.nand().erase_count_summary();
+    let deadlines = deadline_report(sim);
+    let tasks = task_reports(sim);
     Report {
         schema: REPORT_SCHEMA,
         flashlab_version: env!("CARGO_PKG_VERSION"),
@@ -709,8 +780,9 @@ pub fn build_report(sim: &Simulation, workload: serde_json::Value) -> Report {
         precondition: sim.precondition_summary().cloned(),
         elapsed_ns: sim.host_stats().elapsed_ns(),
         host,
-        deadlines: deadline_report(sim),
-        tasks: task_reports(sim),
+        admission: admission_report(sim, deadlines.as_ref(), &tasks),
+        deadlines,
+        tasks,
         timeseries: sim.host_stats().timeseries().map(TimeSeriesReport::of),
         write_amplification,
         write_amplification_min_host_bytes: min_host,

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::report::{DeadlineReport, LatencyReport, OpReport, Report, TaskReport};
+use super::report::{AdmissionReport, DeadlineReport, LatencyReport, OpReport, Report, TaskReport};
 use crate::ftl::mapcache::{MapCacheLevel, MapCacheReport};
 use crate::ftl::merge::MergeReport;
 
@@ -159,6 +159,9 @@ fn realtime_rows(out: &mut String, r: &Report) {
     if let Some(d) = &r.deadlines {
         deadline_line(out, d);
     }
+    if let Some(a) = &r.admission {
+        admission_line(out, a);
+    }
     if !r.tasks.is_empty() {
         task_rows(out, r);
     }
@@ -189,6 +192,23 @@ fn deadline_line(out: &mut String, d: &DeadlineReport) {
         d.requests,
         d.miss_ratio * 100.0,
         format_ns(d.worst_lateness_ns as f64)
+    );
+}
+
+/// The admission test's verdict beside the run's misses.
+fn admission_line(out: &mut String, a: &AdmissionReport) {
+    let why = match (&a.refusal, &a.not_analysable) {
+        (Some(r), _) => format!(": {r}"),
+        (None, Some(n)) => format!(": {n}"),
+        _ => String::new(),
+    };
+    let scheme = a.analysis.as_ref().map_or("", |x| x.scheme);
+    let _ = writeln!(
+        out,
+        "  admission ({scheme} test, run.admission = {}): {}{why}",
+        serde_json::to_value(a.mode)
+            .map_or(String::new(), |v| v.as_str().unwrap_or("").to_string()),
+        a.outcome
     );
 }
 
