@@ -4,6 +4,7 @@
 
 use std::sync::OnceLock;
 
+use flashlab_sim::config::AdmissionMode;
 use flashlab_sim::experiment::claims::{audit, Verdict};
 use flashlab_sim::experiment::part_admission::{
     absurdities, analysis_boundary_ns, claims, csv, table, Boundary, PartAdmissionResults,
@@ -194,6 +195,29 @@ fn the_analysis_uses_the_configured_device_and_the_runs_tasks() {
                 .is_err());
         }
     }
+}
+
+#[test]
+fn the_runs_skip_the_run_admission_even_when_a_setting_enforces_it() {
+    // The study runs refused sets on purpose: `run.admission = "enforce"` would refuse them.
+    let study = PartAdmissionStudy {
+        sets: vec!["run.admission=\"enforce\"".into()],
+        ..PartAdmissionStudy::default()
+    };
+    let config = study
+        .config(SCHEMES[0].0, &FAMILIES[0], 2_000_000, 1)
+        .unwrap();
+    assert_eq!(config.run.admission, AdmissionMode::Off);
+    let refused = flashlab_sim::run_experiment(
+        &PartAdmissionStudy {
+            duration_ns: 20_000_000,
+            ..study
+        }
+        .config(SCHEMES[0].0, &FAMILIES[0], 2_000_000, 1)
+        .unwrap(),
+        &mut |_| {},
+    );
+    assert!(refused.is_ok(), "{:?}", refused.err());
 }
 
 #[test]

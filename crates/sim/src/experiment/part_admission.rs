@@ -406,6 +406,8 @@ impl PartAdmissionStudy {
             "run.precondition=1.0".to_string(),
         ];
         sets.extend(self.sets.iter().cloned());
+        // The study runs the sets the test refuses, and analyses every set itself.
+        sets.push("run.admission=\"off\"".to_string());
         let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
         let mut config = ExperimentConfig::with_sets(&self.device, &refs)?;
         config.workload = parse_spec(&format!(
