@@ -9,15 +9,25 @@
 //!   of the channel plus the parity way's page, which holds their XOR.
 //! - **Rotation** (Fig. 4). Data ways 0 .. W-2 take turns as the write set, each filling its
 //!   block of the open group on every channel (host pages from the write buffer and GC
-//!   copies); then the parity way writes the group's parity (eq. 3's encoding task), and the
-//!   next free group opens at way 0. A turn ends when every write die's block is full, its GC
-//!   work is done and its last command completed, so at any time exactly one way is written.
+//!   copies); then the group is *sealing* and the next free group opens at way 0. A turn ends
+//!   when every write die's block is full, its GC work is done and its last command completed.
+//! - **Parity as eq. 3's encoding job** (issue 29). A sealing group's parity (kept in RAM) is
+//!   programmed on the parity way as an EDF job: released when the group's data is written,
+//!   due the time the group took to fill later (eq. 3's T^e), interleaved per channel with the
+//!   write die's host programs and GC steps, earliest deadline first, so host programs
+//!   preempt it between operations (`turn.rs`). One command per channel is in flight, so a
+//!   stripe never misses two dies. The time from a write's acknowledgement to its page's
+//!   program is reported (`write_to_flash_ns_*`, percentiles, late pages): on Table III it
+//!   stays within the writers' 60 ms deadline, where a parity turn of a block per write die
+//!   held pages up to 378 ms (docs/part-ftl.md, "Parity as an EDF job").
 //! - **Running parity**: the XOR of the open group's pages per (channel, page) is kept in RAM,
-//!   so the parity is ready at the parity turn and a page of the open group on the write die
+//!   so the parity is ready when the group seals and a page of the open group on the write die
 //!   is rebuilt as running parity XOR the pages already written on earlier ways.
 //! - **Reads** (III.A, eq. 8): a buffered page is served from RAM; a page on a read die is
 //!   read; a page on a write die is rebuilt from the other pages of its stripe (all on read
-//!   dies) and decoded (`decode_ns`, CPU time). No host read is queued on a write die. With
+//!   dies; while the parity die programs, a closed group's page is read from the idle write
+//!   die) and decoded (`decode_ns`, CPU time). No host read is queued on a die with a program
+//!   or erase of ours in flight. With
 //!   payloads the delivered data is the XOR of what was read, so verify runs check rebuilds.
 //! - **Writes** are acknowledged once in the write buffer (an overwrite of a buffered page is
 //!   absorbed); a full buffer makes new writes wait (back-pressure), never drops data. Pages
@@ -126,7 +136,7 @@ struct PartStats {
     absorbed_overwrites: u64,
     /// Time from a host page's acceptance into the buffer (its write's acknowledgement) to
     /// the completion of its program, summed over `host_pages_programmed` and its maximum:
-    /// how long acknowledged data waits for flash (write-set turns, the parity turn, GC),
+    /// how long acknowledged data waits for flash (write-set turns, GC, a parity program),
     /// the figure to set beside an unbuffered FTL's write latency.
     write_to_flash_ns_total: u64,
     write_to_flash_ns_max: u64,
