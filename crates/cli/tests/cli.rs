@@ -1463,16 +1463,27 @@ fn experiment_part_cosmos_writes_tables_csv_json_and_plots() {
     }
     let json = read_json(&dir.join("results.json"));
     // Per seed: part-ftl, wao-gc, wao-gc/device, rtgc, then the board set-up's part-ftl/board,
-    // wao-gc/board.
+    // wao-gc/board, wao-gc/board-fresh (no GC) and the board from Table I's
+    // part-ftl/board-table-i, wao-gc/board-table-i (issue 29).
     let seed = &json["seeds"][0];
     assert_eq!(seed["seed"], 1);
-    assert_eq!(seed["runs"].as_array().map(Vec::len), Some(6));
+    assert_eq!(seed["runs"].as_array().map(Vec::len), Some(9));
     assert_eq!(seed["runs"][0]["deadline_requests"], 4 * 17 + 4 * 67);
     assert_eq!(seed["runs"][3]["ftl"], "rtgc");
     assert_eq!(seed["runs"][5]["ftl"], "wao-gc/board");
+    assert_eq!(seed["runs"][6]["ftl"], "wao-gc/board-fresh");
+    assert_eq!(seed["runs"][8]["ftl"], "wao-gc/board-table-i");
     assert_eq!(seed["board"]["phases"].as_array().map(Vec::len), Some(16));
+    assert_eq!(
+        seed["board"]["fresh_phases"].as_array().map(Vec::len),
+        Some(8)
+    );
+    assert_eq!(
+        seed["board"]["derived_phases"].as_array().map(Vec::len),
+        Some(16)
+    );
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 6 * (8 + 4), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 9 * (8 + 4), "{csv}");
     assert!(csv.starts_with("seed,ftl,task,"), "{csv}");
     // Bad options are refused before anything is written.
     let bad_dir = scratch("part-cosmos-bad");

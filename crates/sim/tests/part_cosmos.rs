@@ -95,10 +95,15 @@ fn table_iii_and_fig16_reproduce_the_papers_directions() {
         "{text}"
     );
     assert!(part.write.max_ns * 10 < wao.write.max_ns, "{text}");
-    // Until on flash it is the other way round: acknowledged pages wait through the parity
-    // turn (docs/part-cosmos.md, "What a write latency means"), and the table says so.
+    // Until on flash it is the other way round, though within the writers' deadline: an
+    // acknowledged page waits for the pages with earlier deadlines and the victim's copies
+    // (parity is an EDF job they preempt; docs/part-cosmos.md, "What a write latency
+    // means"), and the table says so.
     let to_flash = part.ftl_counters["write_to_flash_ns_max"].as_u64().unwrap();
-    assert!(to_flash > 10 * wao.write.max_ns, "{text}");
+    assert!(
+        to_flash > 2 * wao.write.max_ns && to_flash <= 60_000_000,
+        "{text}"
+    );
     assert!(
         text.contains("part-ftl: acknowledged pages reached flash after"),
         "{text}"
@@ -318,4 +323,70 @@ fn the_board_set_up_depends_on_the_fitted_firmware_time_and_the_reader_phase() {
     );
     assert!(board.fig16.gc_start_interval.is_some() && board.fig16.gc_victims > 100);
     assert!(board.fig16.after_mb_per_s > 0.95 * before, "{text}");
+}
+
+/// Issue 29: the board's firmware time derived from Table I (39 us per command at most, far
+/// from the 303 us Fig. 16 needs) predicts neither Fig. 16's level nor Fig. 13b's misses;
+/// the fitted board's Fig. 13b misses stay on a fresh device with no GC, so they come from
+/// the firmware's first-come-first-served buffer, not from WAO-GC's collection.
+#[test]
+fn the_board_from_table_i_and_where_fig13bs_misses_come_from() {
+    let r = results();
+    let text = table(r);
+    let board = r.first().board.as_ref().expect("board runs");
+    assert_eq!(board.derived_cpu_page_ns, 39_000);
+    assert!(board.table_i.fig16_page_ns > 3.0 * board.table_i.firmware_cap_ns);
+    // Fresh device: no collection at all, and WAO-GC still misses at the same phases, about
+    // as many (503 against 567 at 1 ms on seed 1).
+    let at = |rows: &[flashlab_sim::experiment::part_cosmos::PhaseRow], ms: u64| {
+        rows.iter()
+            .find(|x| x.ftl == "wao-gc" && x.reader_offset_ns == ms * 1_000_000)
+            .cloned()
+            .unwrap()
+    };
+    for s in &r.seeds {
+        let b = s.board.as_ref().unwrap();
+        assert!(b.fresh_phases.iter().all(|x| x.gc_victims == 0), "{text}");
+        let (fresh, with_gc) = (at(&b.fresh_phases, 1), at(&b.phases, 1));
+        assert!(with_gc.gc_victims > 0, "{text}");
+        assert!(
+            fresh.read_deadline_misses > 400
+                && fresh.read_deadline_misses * 10 > with_gc.read_deadline_misses * 8,
+            "{text}"
+        );
+        // And GC alone, without the firmware time, misses nothing.
+        let wao = s.runs.iter().find(|x| x.ftl == "wao-gc").unwrap();
+        assert_eq!(wao.read_deadline_misses, 0, "{text}");
+    }
+    let attribution = claim(r, "Board: WAO-GC's read misses come from its GC");
+    assert_eq!(attribution.verdict, Verdict::Differs, "{text}");
+    // The derived board: no claim fitted; Fig. 16's level fails (121 MB/s, the flash's
+    // pace), its drop holds (shape only); Fig. 13b's misses do not appear (differs).
+    for c in r
+        .claims
+        .iter()
+        .filter(|c| c.claim.starts_with("Board from Table I"))
+    {
+        assert!(!c.is_fitted(), "{c:?}");
+    }
+    assert!(board.derived_fig16.before_mb_per_s > 100.0, "{text}");
+    assert_eq!(
+        verdict(r, "Board from Table I: Fig. 16"),
+        Verdict::ShapeOnly,
+        "{text}"
+    );
+    assert_eq!(
+        verdict(r, "Board from Table I: WAO-GC misses some read deadlines"),
+        Verdict::Differs,
+        "{text}"
+    );
+    assert!(board
+        .derived_phases
+        .iter()
+        .all(|x| x.read_deadline_misses == 0));
+    assert_eq!(
+        verdict(r, "Board from Table I: PaRT-FTL misses no deadline"),
+        Verdict::Reproduced,
+        "{text}"
+    );
 }

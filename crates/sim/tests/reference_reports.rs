@@ -194,7 +194,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "part-ftl/periodic",
-        "fb1381653d5631b390a5bceb063c8e67ac9a435a84802c68094282c2f412c3e0",
+        "c75eed31ac404cb9269cf87691970ab7657d9fee3fc34e21b61b9484a957f81e",
     ),
     (
         "wao-gc/periodic",

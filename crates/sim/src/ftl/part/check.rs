@@ -1,6 +1,7 @@
 //! Invariant checks of PaRT-FTL against the NAND state: the host map and the OOB agree, the
-//! write buffer adds up, groups are in the state their blocks show, only the write way has
-//! partly written blocks, and every stripe's parity is the XOR of its members.
+//! write buffer adds up, groups are in the state their blocks show, only the write way (and
+//! the sealing group's parity way) has partly written blocks, and every stripe's parity is the
+//! XOR of its members (a sealing group's: in RAM, and on flash as far as programmed).
 
 use super::{GroupState, PartFtl, NONE};
 use crate::nand::{Nand, OOB_FLAG_TRANSLATION};
@@ -47,7 +48,7 @@ impl PartFtl {
                 self.buffer_used
             ));
         }
-        if self.write_way >= self.ways {
+        if self.write_way >= self.parity_way() {
             return Err(format!("write way {} of {}", self.write_way, self.ways));
         }
         Ok(())
@@ -65,6 +66,7 @@ impl PartFtl {
                 let ok = match state {
                     GroupState::Free => written == 0,
                     GroupState::Closed | GroupState::Victim => written == n,
+                    GroupState::Sealing => way == self.parity_way() || written == n,
                     GroupState::Erasing => written == 0 || self.needs_erase[block as usize],
                     GroupState::Open if way < self.write_way => written == n,
                     GroupState::Open if way > self.write_way => written == 0,
@@ -80,7 +82,8 @@ impl PartFtl {
             }
         }
         match state {
-            GroupState::Closed | GroupState::Victim => self.check_parity(nand, group),
+            GroupState::Closed | GroupState::Victim => self.check_parity(nand, group, None),
+            GroupState::Sealing => self.check_parity(nand, group, Some(&self.sealing_parity)),
             GroupState::Open => self.check_running_parity(nand, group),
             GroupState::Erasing if self.group_valid_in(nand, group) != 0 => {
                 Err(format!("erasing group {group} holds valid data"))
@@ -108,12 +111,26 @@ impl PartFtl {
         }
     }
 
-    /// Every parity page of a closed group is valid, flagged, and the XOR of its stripe.
-    fn check_parity(&self, nand: &Nand, group: u32) -> Result<(), String> {
+    /// Every parity page of a closed group is valid, flagged, and the XOR of its stripe; of
+    /// a sealing group (`ram`: its parity kept in RAM), the pages programmed so far, and the
+    /// RAM copy of every stripe.
+    fn check_parity(&self, nand: &Nand, group: u32, ram: Option<&[u64]>) -> Result<(), String> {
         let mut acc = vec![0; self.spp];
         for channel in 0..self.channels {
             let parity_block = self.block(self.die(channel, self.parity_way()), group);
             for page in 0..self.pages_per_block {
+                if let Some(ram) = ram.filter(|_| nand.has_payloads()) {
+                    self.xor_members(nand, group, channel, page, self.parity_way(), &mut acc);
+                    if acc[..] != ram[self.parity_range(channel, page)] {
+                        return Err(format!(
+                            "sealing group {group}: parity in RAM of page {page} on channel \
+                             {channel} is not the XOR of its stripe"
+                        ));
+                    }
+                }
+                if ram.is_some() && page >= nand.block(parity_block).write_ptr {
+                    continue;
+                }
                 let ppn = self.layout.ppn(parity_block, page);
                 if !nand.is_valid(ppn) || nand.oob(ppn).flags() & OOB_FLAG_TRANSLATION == 0 {
                     return Err(format!(

@@ -11,7 +11,7 @@ settings! {
         name: String = "part-ftl".into(), unit "";
         /// Logical / physical ratio of the data part (lambda, part-ftl.txt V.A: 64.3% of the 75% not used for parity).
         data_ratio: f64 = 0.643, unit "fraction", range 0.01 ..= 0.95;
-        /// DRAM write buffer in pages; 0 sizes it to one block per write chip plus two pages per channel (room for the parity turn).
+        /// DRAM write buffer in pages; 0 sizes it to one block per write chip plus two pages per channel.
         write_buffer_pages: u64 = 0, unit "pages", range 0 ..= 1_073_741_824;
         /// GC picks a victim stripe group at each group opening while this many free groups or fewer remain.
         gc_free_groups: u32 = 1, unit "groups", range 1 ..= 1_000_000;

@@ -9,15 +9,25 @@
 //!   of the channel plus the parity way's page, which holds their XOR.
 //! - **Rotation** (Fig. 4). Data ways 0 .. W-2 take turns as the write set, each filling its
 //!   block of the open group on every channel (host pages from the write buffer and GC
-//!   copies); then the parity way writes the group's parity (eq. 3's encoding task), and the
-//!   next free group opens at way 0. A turn ends when every write die's block is full, its GC
-//!   work is done and its last command completed, so at any time exactly one way is written.
+//!   copies); then the group is *sealing* and the next free group opens at way 0. A turn ends
+//!   when every write die's block is full, its GC work is done and its last command completed.
+//! - **Parity as eq. 3's encoding job** (issue 29). A sealing group's parity (kept in RAM) is
+//!   programmed on the parity way as an EDF job: released when the group's data is written,
+//!   due the time the group took to fill later (eq. 3's T^e), interleaved per channel with the
+//!   write die's host programs and GC steps, earliest deadline first, so host programs
+//!   preempt it between operations (`turn.rs`). One command per channel is in flight, so a
+//!   stripe never misses two dies. The time from a write's acknowledgement to its page's
+//!   program is reported (`write_to_flash_ns_*`, percentiles, late pages): on Table III it
+//!   stays within the writers' 60 ms deadline, where a parity turn of a block per write die
+//!   held pages up to 378 ms (docs/part-ftl.md, "Parity as an EDF job").
 //! - **Running parity**: the XOR of the open group's pages per (channel, page) is kept in RAM,
-//!   so the parity is ready at the parity turn and a page of the open group on the write die
+//!   so the parity is ready when the group seals and a page of the open group on the write die
 //!   is rebuilt as running parity XOR the pages already written on earlier ways.
 //! - **Reads** (III.A, eq. 8): a buffered page is served from RAM; a page on a read die is
 //!   read; a page on a write die is rebuilt from the other pages of its stripe (all on read
-//!   dies) and decoded (`decode_ns`, CPU time). No host read is queued on a write die. With
+//!   dies; while the parity die programs, a closed group's page is read from the idle write
+//!   die) and decoded (`decode_ns`, CPU time). No host read is queued on a die with a program
+//!   or erase of ours in flight. With
 //!   payloads the delivered data is the XOR of what was read, so verify runs check rebuilds.
 //! - **Writes** are acknowledged once in the write buffer (an overwrite of a buffered page is
 //!   absorbed); a full buffer makes new writes wait (back-pressure), never drops data. Pages
@@ -79,6 +89,9 @@ enum GroupState {
     Victim,
     /// Empty; its blocks are erased as their ways take their turns.
     Erasing,
+    /// Its data ways are written; its parity pages are being programmed (an EDF job
+    /// interleaved with the next group's host programs), its parity kept in RAM until then.
+    Sealing,
 }
 
 /// A page in the write buffer, not yet programmed.
@@ -123,10 +136,21 @@ struct PartStats {
     absorbed_overwrites: u64,
     /// Time from a host page's acceptance into the buffer (its write's acknowledgement) to
     /// the completion of its program, summed over `host_pages_programmed` and its maximum:
-    /// how long acknowledged data waits for flash (write-set turns, the parity turn, GC),
+    /// how long acknowledged data waits for flash (write-set turns, GC, a parity program),
     /// the figure to set beside an unbuffered FTL's write latency.
     write_to_flash_ns_total: u64,
     write_to_flash_ns_max: u64,
+    /// Host pages whose program completed after their write's deadline.
+    write_to_flash_late_pages: u64,
+    /// Parity pages programmed after their encoding job's deadline (eq. 3's period).
+    parity_late_pages: u64,
+    /// Rotations to a new group that waited for the previous group's parity (the data ways
+    /// were written before the parity job finished: host programs held meanwhile).
+    parity_rotation_waits: u64,
+    /// Host reads of a closed group's page on the write way served from the idle write die,
+    /// because the parity die of its channel was programming (its stripe could not be rebuilt
+    /// without waiting).
+    direct_reads_on_idle_write_die: u64,
 }
 
 /// PaRT-FTL.
@@ -158,6 +182,24 @@ pub struct PartFtl {
     inflight_epoch: Vec<u64>,
     /// Acceptance time of the host page whose program is in flight, per channel.
     inflight_accepted_ns: Vec<u64>,
+    /// Deadline of the host page whose program is in flight, per channel.
+    inflight_deadline_ns: Vec<u64>,
+    /// Per channel: the command in flight is on the parity die (a parity program or erase).
+    inflight_on_parity_die: Vec<bool>,
+    /// The group whose parity is being programmed (eq. 3's encoding job), if any.
+    sealing: Option<u32>,
+    /// Its parity, kept in RAM until programmed (rebuilds of its stripes read it from here).
+    sealing_parity: Vec<u64>,
+    /// The encoding job's absolute deadline: its release (the group's data written) plus
+    /// the time the group took to fill (eq. 3's period T^e, measured).
+    sealing_deadline_ns: u64,
+    /// When the open group was opened.
+    group_opened_ns: u64,
+    /// The data ways are written and the rotation waits for the previous parity (counted
+    /// once per wait).
+    waiting_for_parity: bool,
+    /// Acknowledgement-to-flash times of the host pages programmed (percentiles).
+    to_flash: hdrhistogram::Histogram<u64>,
     // Write buffer.
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
@@ -215,6 +257,14 @@ impl PartFtl {
             gc_reading: vec![0; g.channels as usize],
             inflight_epoch: vec![0; g.channels as usize],
             inflight_accepted_ns: vec![0; g.channels as usize],
+            inflight_deadline_ns: vec![0; g.channels as usize],
+            inflight_on_parity_die: vec![false; g.channels as usize],
+            sealing: None,
+            sealing_parity: vec![0; parity_len],
+            sealing_deadline_ns: 0,
+            group_opened_ns: 0,
+            waiting_for_parity: false,
+            to_flash: hdrhistogram::Histogram::new(3).expect("3 significant digits"),
             slots: Vec::new(),
             free_slots: Vec::new(),
             pending_order: BinaryHeap::new(),
@@ -235,6 +285,28 @@ impl PartFtl {
         };
         ftl.group_state[0] = GroupState::Open;
         Ok(ftl)
+    }
+
+    /// The counters, with the acknowledgement-to-flash percentiles beside their sum and max.
+    fn counters_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.stats).expect("counters serialise");
+        let h = &self.to_flash;
+        let q = |x: f64| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(x)
+            }
+        };
+        for (key, x) in [
+            ("write_to_flash_ns_p50", 0.5),
+            ("write_to_flash_ns_p90", 0.9),
+            ("write_to_flash_ns_p99", 0.99),
+            ("write_to_flash_ns_p999", 0.999),
+        ] {
+            v[key] = q(x).into();
+        }
+        v
     }
 
     fn bug(&self, message: String) -> SimError {
@@ -270,10 +342,6 @@ impl PartFtl {
         self.ways - 1
     }
 
-    fn parity_turn(&self) -> bool {
-        self.write_way == self.parity_way()
-    }
-
     /// The running parity of (channel, page) of the open group.
     fn parity_range(&self, channel: u32, page: u32) -> std::ops::Range<usize> {
         let at = (channel * self.pages_per_block + page) as usize * self.spp;
@@ -299,7 +367,13 @@ impl PartFtl {
         bytes: u32,
     ) -> Result<(), SimError> {
         let (channel, way, _, _) = self.place_of(ppn);
-        if way == self.write_way {
+        let c = channel as usize;
+        let writing = if way == self.parity_way() {
+            self.busy[c] && self.inflight_on_parity_die[c]
+        } else {
+            way == self.write_way && !(self.busy[c] && self.inflight_on_parity_die[c])
+        };
+        if writing {
             self.stats.host_reads_on_write_set += 1;
         }
         let cell = ctx.die_status(self.die(channel, way)).cell;
@@ -324,7 +398,17 @@ impl PartFtl {
     ) -> Result<(), SimError> {
         self.read_cmds.clear();
         let (channel, way, group, page) = self.place_of(ppn);
-        if way != self.write_way {
+        let sealing = self.sealing == Some(group);
+        let open = group == self.open_group;
+        // A closed group's stripe needs its parity die: while that die programs, the write
+        // die is idle (one command in flight per channel) and the page is read there.
+        let parity_die_busy =
+            self.busy[channel as usize] && self.inflight_on_parity_die[channel as usize];
+        let direct = way == self.write_way && !open && !sealing && parity_die_busy;
+        if direct {
+            self.stats.direct_reads_on_idle_write_die += 1;
+        }
+        if way != self.write_way || direct {
             self.stats.normal_reads += 1;
             if ctx.payloads() {
                 self.scratch.copy_from_slice(ctx.nand().unit_data(ppn));
@@ -333,17 +417,25 @@ impl PartFtl {
         }
         self.stats.rebuilt_reads += 1;
         ctx.charge_cpu(self.cfg.decode_ns);
-        let open = group == self.open_group;
         if ctx.payloads() {
             self.scratch.fill(0);
+            let r = self.parity_range(channel, page);
             if open {
-                let r = self.parity_range(channel, page);
                 Self::xor_into(&mut self.scratch, &self.parity[r]);
+            } else if sealing {
+                Self::xor_into(&mut self.scratch, &self.sealing_parity[r]);
             }
         }
-        // Open group: the pages of earlier ways (later ones are not written: zero). Closed:
+        // Open group: the pages of earlier ways (later ones are not written: zero). Sealing:
+        // the other data pages, the parity from RAM (its die may be programming). Closed:
         // every other page of the stripe, parity included.
-        let last = if open { self.write_way } else { self.ways };
+        let last = if open {
+            self.write_way
+        } else if sealing {
+            self.parity_way()
+        } else {
+            self.ways
+        };
         for member_way in (0..last).filter(|&w| w != way) {
             let member = self
                 .layout
@@ -596,6 +688,7 @@ impl Ftl for PartFtl {
             max_buffer_pages: self.buffer_used,
             ..PartStats::default()
         };
+        self.to_flash.reset();
     }
 
     fn report(&self) -> serde_json::Value {
@@ -607,8 +700,9 @@ impl Ftl for PartFtl {
             "logical_pages": self.sizing.logical_pages,
             "write_buffer_pages": self.sizing.buffer_pages,
             "write_way": self.write_way,
+            "sealing_group": self.sealing,
             "free_groups": self.free_groups.len(),
-            "counters": self.stats,
+            "counters": self.counters_json(),
         })
     }
 

@@ -1,6 +1,21 @@
-//! The write set's work: per write die one flash operation at a time, chosen
-//! earliest-deadline-first among the write buffer's pages and GC steps (a victim page's read,
-//! its program, an erase), the parity turn, and the rotation of the write set from way to way.
+//! The write set's work: per channel one flash operation at a time, chosen
+//! earliest-deadline-first among the write buffer's pages, GC steps (a victim page's read,
+//! its program, an erase) and the encoding job (the previous group's parity programs and the
+//! parity die's erases), and the rotation of the write set from way to way.
+//!
+//! The encoding job is eq. 3's task: released when a group's data ways are written, with the
+//! deadline `release + T^e`, T^e measured as the time the group took to fill (k P pages at
+//! the tasks' write rate: eq. 3's `T^w k P / w`). Host programs with earlier deadlines go
+//! first, so parity is preempted between operations (a flash operation is not preemptible);
+//! a host page waits for at most one parity program, not a block of them. A page without a
+//! deadline counts as due at its acceptance (the buffer drains first; parity fills the write
+//! dies' idle time). The write set rotates to the next
+//! group's way 0 at once; should its data ways be written before the previous parity job
+//! finished, the rotation waits for it (`parity_rotation_waits`). One command per channel is
+//! in flight, so the parity die and the write die of a channel are never busy together: a
+//! read of a page on the write die is rebuilt (open group: running parity; sealing group:
+//! its parity in RAM; closed group: the parity die, idle then), or, while the parity die
+//! programs, read from the idle write die.
 
 use std::cmp::Reverse;
 
@@ -30,6 +45,9 @@ enum Step {
     Parity,
 }
 
+/// The encoding job's relative deadline is the sealed group's fill time, at least this.
+const MIN_HORIZON_NS: u64 = 1_000_000;
+
 impl PartFtl {
     /// Gives every idle write die its next operation, rotating the write set whenever the
     /// current way's turn is over.
@@ -40,9 +58,22 @@ impl PartFtl {
                     self.step_chip(ctx, channel)?;
                 }
             }
+            if self.sealing_done(ctx) {
+                self.finish_sealing();
+                continue;
+            }
             if !self.turn_over(ctx) {
+                if self.write_way + 2 == self.ways
+                    && self.sealing.is_some()
+                    && self.data_turn_over(ctx)
+                    && !self.waiting_for_parity
+                {
+                    self.waiting_for_parity = true;
+                    self.stats.parity_rotation_waits += 1;
+                }
                 return Ok(());
             }
+            self.waiting_for_parity = false;
             self.rotate(ctx)?;
         }
     }
@@ -56,7 +87,7 @@ impl PartFtl {
     /// Valid pages of the victim's block on the write die of `channel` (to copy this turn).
     fn victim_valid(&self, ctx: &FtlCtx<'_>, channel: u32) -> u32 {
         match self.victim {
-            Some(v) if !self.parity_turn() => {
+            Some(v) => {
                 let block = self.block(self.die(channel, self.write_way), v);
                 ctx.nand().block(block).valid_units
             }
@@ -102,24 +133,86 @@ impl PartFtl {
             .unwrap_or(u64::MAX)
     }
 
-    fn choose(&self, ctx: &FtlCtx<'_>, channel: u32) -> Option<Step> {
+    /// The encoding job's relative deadline, released at `now`: the time its group took to
+    /// fill (eq. 3's T^e, measured).
+    fn horizon_ns(&self, now: u64) -> u64 {
+        now.saturating_sub(self.group_opened_ns).max(MIN_HORIZON_NS)
+    }
+
+    /// The write die's next step and its deadline.
+    fn data_step(&self, ctx: &FtlCtx<'_>, channel: u32) -> Option<(Step, u64)> {
         let (_, written) = self.target(ctx, channel);
         let room = self.pages_per_block - written;
         let erase = self.erase_due(channel);
-        if self.parity_turn() {
-            return erase
-                .map(Step::Erase)
-                .or((room > 0).then_some(Step::Parity));
-        }
         let to_copy = self.victim_valid(ctx, channel);
         // Host pages may use the block only beyond the room the victim's pages need.
         let host = (room > to_copy).then(|| self.earliest_pending()).flatten();
         let gc_due = erase.is_some() || to_copy > 0;
+        let gc_deadline = self.gc_deadline();
         match host {
-            Some((i, deadline)) if !gc_due || deadline <= self.gc_deadline() => Some(Step::Host(i)),
-            _ if erase.is_some() => erase.map(Step::Erase),
-            _ if to_copy > 0 => Some(Step::Copy),
+            Some((i, deadline)) if !gc_due || deadline <= gc_deadline => {
+                let deadline = if deadline == u64::MAX {
+                    self.slots[i as usize].accepted_ns
+                } else {
+                    deadline
+                };
+                Some((Step::Host(i), deadline))
+            }
+            _ if erase.is_some() => erase.map(|b| (Step::Erase(b), gc_deadline)),
+            _ if to_copy > 0 => Some((Step::Copy, gc_deadline)),
             _ => None,
+        }
+    }
+
+    /// A block of an erasing group on the parity die of `channel`, if one is still due.
+    fn parity_erase_due(&self, channel: u32) -> Option<u32> {
+        let die = self.die(channel, self.parity_way());
+        self.erasing
+            .iter()
+            .map(|&g| self.block(die, g))
+            .find(|&b| self.needs_erase[b as usize])
+    }
+
+    /// The encoding job's next step on the parity die of `channel` (its erases first).
+    fn seal_step(&self, ctx: &FtlCtx<'_>, channel: u32) -> Option<(Step, u64)> {
+        let group = self.sealing?;
+        if let Some(b) = self.parity_erase_due(channel) {
+            return Some((Step::Erase(b), self.sealing_deadline_ns));
+        }
+        let block = self.block(self.die(channel, self.parity_way()), group);
+        (ctx.nand().block(block).write_ptr < self.pages_per_block)
+            .then_some((Step::Parity, self.sealing_deadline_ns))
+    }
+
+    /// Earliest deadline first between the write die's step and the encoding job's (a tie
+    /// goes to the write die).
+    fn choose(&self, ctx: &FtlCtx<'_>, channel: u32) -> Option<Step> {
+        match (self.data_step(ctx, channel), self.seal_step(ctx, channel)) {
+            (Some((d, dd)), Some((p, pd))) => Some(if pd < dd { p } else { d }),
+            (d, p) => d.or(p).map(|(step, _)| step),
+        }
+    }
+
+    /// The encoding job is done: every parity page of the sealing group programmed, the
+    /// parity dies' erases done, nothing of it in flight.
+    fn sealing_done(&self, ctx: &FtlCtx<'_>) -> bool {
+        let Some(group) = self.sealing else {
+            return false;
+        };
+        (0..self.channels).all(|channel| {
+            let c = channel as usize;
+            let block = self.block(self.die(channel, self.parity_way()), group);
+            !(self.busy[c] && self.inflight_on_parity_die[c])
+                && ctx.nand().block(block).write_ptr == self.pages_per_block
+                && self.parity_erase_due(channel).is_none()
+        })
+    }
+
+    /// Closes the sealing group: its parity is on flash.
+    fn finish_sealing(&mut self) {
+        if let Some(group) = self.sealing.take() {
+            self.group_state[group as usize] = GroupState::Closed;
+            self.stats.groups_closed += 1;
         }
     }
 
@@ -129,6 +222,11 @@ impl PartFtl {
             return Ok(());
         };
         self.busy[channel as usize] = true;
+        self.inflight_on_parity_die[channel as usize] = match step {
+            Step::Parity => true,
+            Step::Erase(block) => (block / self.groups) % self.ways == self.parity_way(),
+            Step::Host(_) | Step::Copy => false,
+        };
         match step {
             Step::Host(slot) => self.program_buffered(ctx, channel, slot),
             Step::Parity => self.program_parity(ctx, channel),
@@ -167,6 +265,7 @@ impl PartFtl {
         self.buffered[slot.lpn as usize] = NONE;
         self.inflight_epoch[channel as usize] = slot.epoch;
         self.inflight_accepted_ns[channel as usize] = slot.accepted_ns;
+        self.inflight_deadline_ns[channel as usize] = slot.deadline_ns;
         slot.deps.clear();
         slot.pending = false;
         self.slots[index as usize] = slot;
@@ -182,15 +281,22 @@ impl PartFtl {
         }
     }
 
-    /// Programs the next parity page of the open group on `channel` (the parity turn).
+    /// Programs the next parity page of the sealing group on `channel` (a job of the
+    /// encoding task).
     fn program_parity(&mut self, ctx: &mut FtlCtx<'_>, channel: u32) -> Result<(), SimError> {
-        let (block, page) = self.target(ctx, channel);
+        let group = self
+            .sealing
+            .expect("parity steps only while a group is sealing");
+        let block = self.block(self.die(channel, self.parity_way()), group);
+        let page = ctx.nand().block(block).write_ptr;
         let ppn = self.layout.ppn(block, page);
         ctx.charge_cpu(self.cfg.encode_ns);
-        let entry = [OobEntry::new(self.open_group, 0, OOB_FLAG_TRANSLATION)];
+        let entry = [OobEntry::new(group, 0, OOB_FLAG_TRANSLATION)];
         let r = self.parity_range(channel, page);
-        let data = (!self.parity.is_empty()).then(|| &self.parity[r]);
-        let issue = Issue::new(Cause::Host).token(token(TAG_PARITY, channel));
+        let data = (!self.sealing_parity.is_empty()).then(|| &self.sealing_parity[r]);
+        let issue = Issue::new(Cause::Host)
+            .token(token(TAG_PARITY, channel))
+            .deadline(self.sealing_deadline_ns);
         ctx.program(&[ppn], &entry, data, issue)?;
         self.stats.parity_pages_written += 1;
         Ok(())
@@ -259,7 +365,7 @@ impl PartFtl {
         channel: u32,
         block: u32,
     ) -> Result<(), SimError> {
-        if self.write_way == self.parity_way() {
+        if (block / self.groups) % self.ways == self.parity_way() {
             let written = ctx.nand().block(block).write_ptr;
             for page in 0..written {
                 let ppn = self.layout.ppn(block, page);
@@ -295,47 +401,77 @@ impl PartFtl {
             TAG_HOST_PROGRAM => {
                 self.busy[c] = false;
                 let epoch = self.inflight_epoch[c];
-                let waited = ctx.now().saturating_sub(self.inflight_accepted_ns[c]);
+                let now = ctx.now();
+                let waited = now.saturating_sub(self.inflight_accepted_ns[c]);
                 self.stats.write_to_flash_ns_total += waited;
                 self.stats.write_to_flash_ns_max = self.stats.write_to_flash_ns_max.max(waited);
+                self.to_flash
+                    .record(waited)
+                    .expect("auto-resizing histogram");
+                if now > self.inflight_deadline_ns[c] {
+                    self.stats.write_to_flash_late_pages += 1;
+                }
                 self.buffer_released(ctx, epoch)?;
             }
-            TAG_PARITY | TAG_GC_PROGRAM | TAG_ERASE => self.busy[c] = false,
+            TAG_PARITY => {
+                self.busy[c] = false;
+                if ctx.now() > self.sealing_deadline_ns {
+                    self.stats.parity_late_pages += 1;
+                }
+            }
+            TAG_GC_PROGRAM | TAG_ERASE => self.busy[c] = false,
             other => return Err(self.bug(format!("unknown completion tag {other}"))),
         }
         self.dispatch(ctx)
     }
 
     /// Whether every write die finished its turn: block full, GC work done, nothing in
-    /// flight.
+    /// flight; after the last data way, also the previous group's encoding job.
     fn turn_over(&self, ctx: &FtlCtx<'_>) -> bool {
+        if self.write_way + 2 == self.ways && self.sealing.is_some() {
+            return false;
+        }
+        self.data_turn_over(ctx)
+    }
+
+    /// Whether every write die finished its turn (the encoding job aside).
+    fn data_turn_over(&self, ctx: &FtlCtx<'_>) -> bool {
         (0..self.channels).all(|channel| {
-            !self.busy[channel as usize]
+            let c = channel as usize;
+            // A parity command in flight leaves the write die idle.
+            (!self.busy[c] || self.inflight_on_parity_die[c])
                 && self.target(ctx, channel).1 == self.pages_per_block
                 && self.erase_due(channel).is_none()
                 && self.victim_valid(ctx, channel) == 0
         })
     }
 
-    /// Moves the write set to the next way (Fig. 4): after the last data way the parity way,
-    /// after the parity way the next group's way 0.
+    /// Moves the write set to the next way (Fig. 4): after the last data way the group's
+    /// parity becomes the encoding job (programmed on the parity way, interleaved with the
+    /// host programs of the next group, earliest deadline first) and the next group opens at
+    /// way 0.
     fn rotate(&mut self, ctx: &mut FtlCtx<'_>) -> Result<(), SimError> {
         self.stats.rotations += 1;
         self.gc_cursor.fill(0);
-        if self.write_way + 2 == self.ways {
-            self.victim_copied(ctx)?;
-        }
-        if !self.parity_turn() {
+        if self.write_way + 2 != self.ways {
             self.write_way += 1;
             return Ok(());
         }
-        self.group_state[self.open_group as usize] = GroupState::Closed;
-        self.stats.groups_closed += 1;
+        self.victim_copied(ctx)?;
+        if self.sealing.is_some() {
+            return Err(self.bug("a group's data is written before the previous parity".into()));
+        }
+        let now = ctx.now();
+        self.group_state[self.open_group as usize] = GroupState::Sealing;
+        self.sealing = Some(self.open_group);
+        self.sealing_deadline_ns = now.saturating_add(self.horizon_ns(now));
+        std::mem::swap(&mut self.parity, &mut self.sealing_parity);
         let group = self.free_groups.pop_front().ok_or_else(|| {
             self.bug("no free stripe group left (GC fell behind: lower ftl.data_ratio)".into())
         })?;
         self.group_state[group as usize] = GroupState::Open;
         self.open_group = group;
+        self.group_opened_ns = now;
         self.write_way = 0;
         self.parity.fill(0);
         self.select_victim(ctx);
