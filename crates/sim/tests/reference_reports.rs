@@ -138,71 +138,71 @@ const SCENARIOS: &[Scenario] = &[
 const EXPECTED: &[(&str, &str)] = &[
     (
         "pagemap/mixed",
-        "0a58edb9e1037cbb6153cb57d98742238eeee7cbb747b0b0abc6b033d92fce6d",
+        "597d0d087ba3310ea36437cc7b27b6c8bd787af61f5bd05bfe3b5be0a7eaa18e",
     ),
     (
         "pagemap/mixed-functional",
-        "669b5030fc6abd2b6e4580d7fb534502aee031ed9b9fba9de791b7851f682f0d",
+        "95d2a8f8f78a092e83893cc7483c00d1cc2569f3fd782c6b8120bba6d6bd9957",
     ),
     (
         "mt-ftl/mixed",
-        "d49285ad1137c6efa08b32cd04302f6dd5cc398335bff8eda300835b03fc2eec",
+        "db73d028c6ab6b553fe61ea3a9048bb900f0e574686a89a4a8750e73beef1cc2",
     ),
     (
         "mt-ftl/periodic",
-        "16c5ac52e4a23744e2a325cfca1a9fb32637d7b43b71c3eee3236de4f9a4ca98",
+        "4757ae74584745af176a315445c061790da3f5b9dd1028f6bd63c0239a255006",
     ),
     (
         "st-ftl/mixed",
-        "9e751b5d37aeb8a1aca2549cba660cbb1a7921db205d8bfbb21bf9fcc1c613c7",
+        "112abc2ab103ba6a608b2dceddcf2a817483ddd85092d1a528db8d39499ad15d",
     ),
     (
         "bast/mixed",
-        "f5838be7441fe382f384ed3c48f24b261f9b8189b2f8909a168212009ae1151f",
+        "8aececa625aa9707e46511bbbd803fc165683aec9a700f785f45723635d514e9",
     ),
     (
         "fast/mixed",
-        "32e4efe1ded2bdb103144ffee7e550ff4a537dfc1672fee0252dad4b56d9885c",
+        "5a7b8ffaa32128e494d7c84235007f5b50b358180426e25c4b26af07173dd797",
     ),
     (
         "sast/mixed",
-        "cd4a324d48b239304ffe900bd9f202c85b21950327fe747e836e13d9d1af94fc",
+        "c26042874724830fc7ba7f4b7c6068c57541f40f8230637500002011ba7f9840",
     ),
     (
         "kast/mixed",
-        "de0c02972cfa05f23717591e1c503271e205fbc0e9c97af3b22a7ef66d664df3",
+        "898fa63d98b778f8ef0f5de92fb787529926f47f39173a6179dafa228f384a1f",
     ),
     (
         "nftl/mixed",
-        "f943b21bd72b3b188dcaa838338912afd6338b831dd10fe0ccb610e6770a27e5",
+        "c9c7cf8f015366879eae6a6aa65ebaa2e51834fcafafb59e84c8e4a57b4345fe",
     ),
     (
         "dftl/mixed",
-        "b47164ce0d59076ceaebeb43aa6c63dd9ef6601f3b04f9a3fa3307780e3037bb",
+        "b877480bde17f8509895b3bdee1dd3e3145f1317809b934c2fdfa5bc94e47c5b",
     ),
     (
         "dftl-entry/mixed",
-        "a0a24100a86b241d0022d32c36b9507df400bfba3087f6e87352dceb8ad3ccdd",
+        "f3eb0e29d4a6b9ed244ce7843ae7d6c464f1f607e9172979b1f91e7147745bc9",
     ),
     (
         "cdftl/mixed",
-        "39125b821b837d7249eb9003701a4d5630a703187bcc33a3ee9e588b0be8310c",
+        "dd55875d7de7ff6b82e76f8cf3774d0a4c6cfeddf4291206b741f62951c122cf",
     ),
     (
         "fmmu/mixed",
-        "f351e00cecfabe6739b881b6e21be34b90f548c62542a22da0555e784bfc8df8",
+        "85c8286ef964db3fec65f417314554ddbbc0b40b49396dd9c9b805df73732021",
     ),
     (
         "part-ftl/periodic",
-        "c75eed31ac404cb9269cf87691970ab7657d9fee3fc34e21b61b9484a957f81e",
+        "85f1f4831f3bbbdd7c268a6755a31604fd4db2dfaa6f3b8a8973b81bedd1d50f",
     ),
     (
         "wao-gc/periodic",
-        "367600f76562f35a8e93c231fb2707ec19d76ac74495d03123c913ebd2a36ebb",
+        "4e0b71fefde9f78d22a0a8003fed61f796920493499738c2d356d70e6755dd33",
     ),
     (
         "rtgc/periodic-edf",
-        "3c6c82f3d4871bc9fd1ad860b0378f5cdc87d1561c364e8f2a0766f8357c3558",
+        "63d72188951fdf37489b661affe502739ecebd1706679bc6f922aa50fb234bb5",
     ),
 ];
 
