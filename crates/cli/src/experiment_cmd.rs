@@ -569,6 +569,27 @@ fn open_results(dir: &Path) -> Result<Output, i32> {
     })
 }
 
+/// What a study command shares once its settings are checked: opens `out`'s `results.json`
+/// (an unwritable directory is found before the runs), runs the study with progress, prints
+/// its table and warns of implausible results; the results, the open JSON output and the
+/// table, or the exit code of the failure.
+fn run_study<R>(
+    out: &Path,
+    no_progress: bool,
+    run: impl FnOnce(&mut dyn FnMut(usize, usize, &str)) -> Result<R, flashlab_sim::SimError>,
+    table: impl FnOnce(&R) -> String,
+    absurdities: impl FnOnce(&R) -> Vec<String>,
+) -> Result<(R, Output, String), i32> {
+    let output = open_results(out)?;
+    let results = with_progress(no_progress, run).map_err(|e| fail(&e))?;
+    let text = table(&results);
+    print!("{text}");
+    for problem in absurdities(&results) {
+        eprintln!("warning: implausible result: {problem}");
+    }
+    Ok((results, output, text))
+}
+
 /// Runs `study` with a progress bar on a terminal (unless `hidden`), cleared at the end.
 fn with_progress<T>(
     hidden: bool,

@@ -10,7 +10,7 @@ use flashlab_sim::experiment::part_cosmos::{
 };
 use plotters::prelude::*;
 
-use super::{draw_marked_line, open_results, with_progress, write_results, write_svg};
+use super::{draw_marked_line, run_study, write_results, write_svg};
 use crate::fail;
 
 #[derive(clap::Args, Debug)]
@@ -104,19 +104,11 @@ pub fn part_cosmos(a: &PartCosmosArgs) -> i32 {
     {
         return fail(&e);
     }
-    let output = match open_results(&a.out) {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    let results = match with_progress(a.no_progress, |p| study.run(p)) {
-        Ok(r) => r,
-        Err(e) => return fail(&e),
-    };
-    let text = table(&results);
-    print!("{text}");
-    for problem in absurdities(&results) {
-        eprintln!("warning: implausible result: {problem}");
-    }
+    let (results, output, text) =
+        match run_study(&a.out, a.no_progress, |p| study.run(p), table, absurdities) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
     let json = serde_json::to_value(&results).expect("results serialize");
     let code = write_results(
         &a.out,
