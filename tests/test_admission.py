@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,18 @@ def test_enforce_refuses_with_the_message_admit_gives(ftl: str) -> None:
             set={**SMALL, "run.admission": "enforce"},
         )
     assert refusal in str(caught.value)
+
+
+def test_an_unwritable_json_is_refused_before_anything_is_printed(tmp_path: Path) -> None:
+    result = cli(
+        "admit",
+        "--ftl",
+        "part-ftl",
+        "--tasks",
+        TABLE_III,
+        "--json",
+        str(tmp_path / "no" / "x.json"),
+    )
+    assert result.returncode == 74, result.stderr
+    assert result.stdout == ""
+    assert "does not exist" in result.stderr

@@ -51,15 +51,16 @@ pub fn admit_command(a: &AdmitArgs) -> i32 {
         Ok(analysis) => analysis,
         Err(e) => return fail(&e),
     };
+    // An unwritable --json is refused before anything is printed.
+    let out = match open_output(a.json.as_deref()) {
+        Ok(out) => out,
+        Err(code) => return code,
+    };
     let to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     if !to_stdout {
         println!("device {}, FTL {}", a.device, a.ftl);
         println!("{analysis}");
     }
-    let out = match open_output(a.json.as_deref()) {
-        Ok(out) => out,
-        Err(code) => return code,
-    };
     if let Some(out) = out {
         let value = serde_json::to_value(&analysis).expect("the analysis serializes");
         let code = write_json(out, &value);

@@ -318,21 +318,22 @@ pub fn tasks_summary(tasks: &[TaskSpec]) -> String {
             None => groups.push((*t, 1)),
         }
     }
+    let pages = |n: u32| {
+        if n == 1 {
+            "1 page".to_string()
+        } else {
+            format!("{n} pages")
+        }
+    };
     let one = |t: &TaskSpec| {
         let mut parts = Vec::new();
         if t.reads() {
-            parts.push(format!(
-                "read {} pages / {}",
-                t.read_pages,
-                ms(t.read_period_ns)
-            ));
+            let (n, period) = (pages(t.read_pages), ms(t.read_period_ns));
+            parts.push(format!("read {n} / {period}"));
         }
         if t.writes() {
-            parts.push(format!(
-                "write {} pages / {}",
-                t.write_pages,
-                ms(t.write_period_ns)
-            ));
+            let (n, period) = (pages(t.write_pages), ms(t.write_period_ns));
+            parts.push(format!("write {n} / {period}"));
         }
         parts.join(" and ")
     };
@@ -642,5 +643,7 @@ mod tests {
             tasks_summary(&table_iii()),
             "4 x write 12 pages / 60.000 ms, 4 x read 3 pages / 15.000 ms"
         );
+        let one = TaskSpec::reader(1, 2.0 * NS_PER_MS).unwrap();
+        assert_eq!(tasks_summary(&[one]), "1 x read 1 page / 2.000 ms");
     }
 }
