@@ -239,6 +239,8 @@ pub struct Simulation {
     bulk_outstanding: usize,
     /// Asked every so many steps whether to stop (see [`crate::stop`]).
     stop: StopPoll,
+    /// The real-time admission test run before the run (`run.admission`), for the report.
+    admission: Option<crate::realtime::analysis::RunAdmission>,
 }
 
 impl Simulation {
@@ -250,8 +252,10 @@ impl Simulation {
         }
         let ftl = registry::build(cfg)?;
         // A real-time task set the test refuses does not run under `run.admission = "enforce"`.
-        crate::realtime::analysis::run_admission(cfg)?;
-        Self::with_ftl(cfg, ftl)
+        let admission = crate::realtime::analysis::run_admission(cfg)?;
+        let mut sim = Self::with_ftl(cfg, ftl)?;
+        sim.admission = admission;
+        Ok(sim)
     }
 
     /// Builds the device of a configuration around a given FTL (one not in the registry, such
@@ -332,12 +336,18 @@ impl Simulation {
             precondition: None,
             bulk_outstanding: 0,
             stop: StopPoll::default(),
+            admission: None,
             cfg: cfg.clone(),
         })
     }
 
     pub fn config(&self) -> &ExperimentConfig {
         &self.cfg
+    }
+
+    /// The admission test [`Simulation::new`] ran (`None` when it does not apply).
+    pub fn admission(&self) -> Option<&crate::realtime::analysis::RunAdmission> {
+        self.admission.as_ref()
     }
     pub fn now(&self) -> u64 {
         self.now

@@ -193,15 +193,13 @@ impl AdmissionReport {
     }
 }
 
-/// The admission section of `sim`'s report (its configuration analysed again: the same pure
-/// function [`crate::engine::Simulation::new`] checked).
+/// The admission section of `sim`'s report: the test [`crate::engine::Simulation::new`] ran.
 fn admission_report(
     sim: &Simulation,
     deadlines: Option<&DeadlineReport>,
     tasks: &[TaskReport],
 ) -> Option<AdmissionReport> {
-    // Under `enforce` a refused set never got here; the analysis cannot fail differently now.
-    let run = crate::realtime::analysis::run_admission(sim.config()).ok()??;
+    let run = sim.admission()?.clone();
     Some(AdmissionReport::of(run, deadlines, tasks))
 }
 
