@@ -20,6 +20,7 @@
 //! sub-requests to the [`ftl`]; the FTL applies operations to the [`nand`] state and submits
 //! timed commands to the [`flash`] scheduler; [`stats`] turns what happened into a report.
 
+pub mod blockdev;
 pub mod config;
 pub mod engine;
 pub mod experiment;

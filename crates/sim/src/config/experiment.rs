@@ -199,6 +199,15 @@ impl ExperimentConfig {
         Ok(())
     }
 
+    /// A configuration written by [`ExperimentConfig::to_table`] (a flash image's
+    /// superblock), checked as [`ExperimentConfig::load`] checks one.
+    pub fn from_full_table(table: toml::Table) -> Result<Self, ConfigError> {
+        let mut config = from_table(table)?;
+        config.validate()?;
+        config.ftl = crate::ftl::registry::resolve(&config)?;
+        Ok(config)
+    }
+
     /// The configuration as a TOML table (what `--config` accepts).
     pub fn to_table(&self) -> toml::Table {
         toml::Table::try_from(self).expect("configuration serializes to TOML")

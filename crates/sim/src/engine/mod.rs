@@ -22,6 +22,7 @@ pub mod events;
 mod flush_fence;
 mod map_unit;
 mod precondition;
+mod served;
 mod slab;
 
 use std::collections::VecDeque;
@@ -30,6 +31,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 pub use precondition::{PathCounts, PreconditionPath, PreconditionProgress, PreconditionSummary};
+pub use served::{Delivered, Served, Ticket};
 
 use crate::config::{ExperimentConfig, MAX_SIMULATED_NS};
 use crate::flash::{CmdId, Completion, FlashScheduler, NIL};
@@ -241,6 +243,9 @@ pub struct Simulation {
     stop: StopPoll,
     /// The real-time admission test run before the run (`run.admission`), for the report.
     admission: Option<crate::realtime::analysis::RunAdmission>,
+    /// Requests served from outside ([`Simulation::start_serving`]): completions and read
+    /// deliveries not yet taken.
+    served: Option<Box<served::ServedLog>>,
 }
 
 impl Simulation {
@@ -337,6 +342,7 @@ impl Simulation {
             bulk_outstanding: 0,
             stop: StopPoll::default(),
             admission: None,
+            served: None,
             cfg: cfg.clone(),
         })
     }
@@ -955,6 +961,9 @@ impl Simulation {
                 measured: r.measured,
             });
         }
+        if self.served.is_some() {
+            self.log_served(r.seq, r.op, r.arrival_ns);
+        }
         if let Some(shadow) = &mut self.shadow {
             match r.op {
                 Op::Write => shadow.write(r.first_sector, r.sectors, r.version),
@@ -1086,6 +1095,7 @@ impl Simulation {
             effects: &mut effects,
             events: &mut self.events,
             shadow: self.shadow.as_mut(),
+            deliveries: self.served.as_deref_mut().map(|log| &mut log.by_sub),
             counters: &mut self.ftl_counters,
             merges: &mut self.merge_stats,
             rng: &mut self.rng,
@@ -1109,6 +1119,7 @@ impl Simulation {
             Call::Wakeup(token) => self.ftl.wakeup(&mut ctx, token),
             Call::Idle => self.ftl.idle(&mut ctx),
         };
+
         let (by_activity, unit_ns) = if self.functional {
             ([0; 5], [0; 3])
         } else {
@@ -1116,6 +1127,9 @@ impl Simulation {
         };
         if let Some((host, gc)) = ctx.request_weights {
             self.map_unit.set_request_weights(host, gc);
+        }
+        if self.served.is_some() {
+            self.resolve_deliveries();
         }
         result?;
         let cpu_end = self.now + self.cpu.occupy(core, &by_activity);

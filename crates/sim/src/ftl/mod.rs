@@ -364,6 +364,9 @@ pub struct FtlCtx<'a> {
     pub(crate) effects: &'a mut Vec<Effect>,
     pub(crate) events: &'a mut EventQueue,
     pub(crate) shadow: Option<&'a mut Shadow>,
+    /// A served device's read deliveries of this call: (sub-request, first sector, sectors,
+    /// version) runs.
+    pub(crate) deliveries: Option<&'a mut Vec<(SubId, u64, u64, u64)>>,
     pub(crate) counters: &'a mut FtlCounters,
     pub(crate) merges: &'a mut MergeStats,
     pub(crate) rng: &'a mut Pcg64Mcg,
@@ -467,6 +470,17 @@ impl<'a> FtlCtx<'a> {
         first_sector: u64,
         versions: &[u64],
     ) -> Result<(), SimError> {
+        if let Some(log) = self.deliveries.as_deref_mut() {
+            let mut at = 0;
+            while at < versions.len() {
+                let run = versions[at..]
+                    .iter()
+                    .take_while(|&&v| v == versions[at])
+                    .count();
+                log.push((sub, first_sector + at as u64, run as u64, versions[at]));
+                at += run;
+            }
+        }
         match self.shadow.as_deref_mut() {
             Some(shadow) => shadow.deliver(sub, first_sector, versions, self.ftl_name),
             None => Ok(()),

@@ -8,9 +8,11 @@
 //! an internal error naming the FTL.
 
 mod addr;
+mod journal;
 mod state;
 
 pub use addr::{BlockId, DieId, Divisor, Layout, Ppn, UnitAddr};
+pub use journal::{FlashChange, FlashJournal, PageRecord};
 pub use state::{
     BlockMeta, Nand, NandError, OobEntry, Spare, OOB_ENTRY_BYTES, OOB_FLAG_TRANSLATION,
 };

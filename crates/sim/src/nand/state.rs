@@ -64,6 +64,25 @@ impl OobEntry {
     pub fn is_empty(&self) -> bool {
         self.lpn_plus_one == 0
     }
+    /// The entry as the 12 bytes a spare area stores (little-endian).
+    pub fn to_bytes(&self) -> [u8; 12] {
+        let mut b = [0; 12];
+        b[0..4].copy_from_slice(&self.lpn_plus_one.to_le_bytes());
+        b[4..8].copy_from_slice(&self.seq_lo.to_le_bytes());
+        b[8..10].copy_from_slice(&self.seq_hi.to_le_bytes());
+        b[10] = self.flags;
+        b
+    }
+    /// The entry [`OobEntry::to_bytes`] stored.
+    pub fn from_bytes(b: &[u8; 12]) -> Self {
+        OobEntry {
+            lpn_plus_one: u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            seq_lo: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+            seq_hi: u16::from_le_bytes([b[8], b[9]]),
+            flags: b[10],
+            _reserved: 0,
+        }
+    }
 }
 
 /// Per-page state byte: partial programs since the last erase (low bits) and whether the data
@@ -161,9 +180,11 @@ pub struct Nand {
     spare_tags: Option<Vec<u32>>,
     order: ProgramOrder,
     nop: u32,
-    oob: Vec<OobEntry>,
+    pub(super) oob: Vec<OobEntry>,
     valid: Vec<u64>,
-    payload: Option<Vec<u64>>,
+    pub(super) payload: Option<Vec<u64>>,
+    /// Changes recorded for a mirror of the flash ([`super::journal`]), when on.
+    pub(super) journal: Option<Box<super::journal::FlashJournal>>,
 }
 
 impl Nand {
@@ -185,6 +206,7 @@ impl Nand {
             oob: crate::large_array::filled(units, OobEntry::EMPTY),
             valid: crate::large_array::filled(units.div_ceil(64), 0),
             payload: payloads.then(|| vec![0; layout.pages() as usize * sectors_per_page as usize]),
+            journal: None,
         }
     }
 
@@ -372,6 +394,7 @@ impl Nand {
                 None => dst.fill(0),
             }
         }
+        self.journal_page(ppn, None, false);
         Ok(())
     }
 
@@ -462,6 +485,7 @@ impl Nand {
         if let Some(tags) = &mut self.spare_tags {
             tags[pages].fill(0);
         }
+        self.journal_erase(block);
         Ok(())
     }
 
@@ -497,6 +521,7 @@ impl Nand {
                 dst as usize * spp,
             );
         }
+        self.journal_page(dst, Some(src), false);
         Ok(())
     }
 
@@ -524,6 +549,7 @@ impl Nand {
             let pages = self.layout.pages() as usize;
             self.spare_tags.get_or_insert_with(|| vec![0; pages])[ppn as usize] = tag;
         }
+        self.journal_page(ppn, None, true);
         Ok(())
     }
 
@@ -891,5 +917,89 @@ mod rules_tests {
             n.program_spare(0, 1, 0),
             Err(NandError::OutOfOrder { write_ptr: 2, .. })
         ));
+    }
+}
+
+// Flash image: page records as a power-up scan reads them, and their restore.
+impl Nand {
+    /// The state byte of page `ppn`: partial programs since the erase (low 4 bits) and 0x10
+    /// when its data area is programmed; 0 for an erased page.
+    pub fn page_state_byte(&self, ppn: Ppn) -> u8 {
+        self.page_state(ppn)
+    }
+
+    /// The spare tag word of page `ppn` (0 when none).
+    pub fn spare_tag(&self, ppn: Ppn) -> u32 {
+        self.spare_tags.as_ref().map_or(0, |t| t[ppn as usize])
+    }
+
+    /// Page `ppn` as the flash holds it.
+    pub fn page_record(&self, ppn: Ppn) -> super::journal::PageRecord<'_> {
+        let upp = self.units_per_page as usize;
+        let spp = self.sectors_per_page as usize;
+        let p = ppn as usize;
+        super::journal::PageRecord {
+            state: self.page_state(ppn),
+            tag: self.spare_tag(ppn),
+            entries: &self.oob[p * upp..(p + 1) * upp],
+            versions: self
+                .payload
+                .as_ref()
+                .map_or(&[][..], |store| &store[p * spp..(p + 1) * spp]),
+        }
+    }
+
+    /// Puts back page `ppn` of a flash image as a scan found it (`state` as
+    /// [`Nand::page_state_byte`] gives it; non-zero): its OOB entries, spare tag and data
+    /// versions, no unit valid (validity is the FTL's to rebuild). Pages of a block are
+    /// restored in order after its erase count; the write pointer follows them.
+    pub fn restore_page(
+        &mut self,
+        ppn: Ppn,
+        state: u8,
+        tag: u32,
+        entries: &[OobEntry],
+        versions: &[u64],
+    ) -> Result<(), NandError> {
+        self.check_ppn(ppn)?;
+        if entries.len() != self.units_per_page as usize {
+            return Err(NandError::EntryCount {
+                got: entries.len(),
+                expected: self.units_per_page,
+            });
+        }
+        let block = self.layout.block_of(ppn);
+        let page = self.layout.page_in_block(ppn);
+        let compact = self.pages.is_none()
+            && state == (PAGE_DATA | 1)
+            && page == self.blocks[block as usize].write_ptr;
+        if !compact {
+            self.page_states()[ppn as usize] = state;
+        }
+        let meta = &mut self.blocks[block as usize];
+        meta.write_ptr = meta.write_ptr.max(page + 1);
+        let base = (ppn * self.units_per_page) as usize;
+        self.oob[base..base + entries.len()].copy_from_slice(entries);
+        if tag != 0 {
+            let pages = self.layout.pages() as usize;
+            self.spare_tags.get_or_insert_with(|| vec![0; pages])[ppn as usize] = tag;
+        }
+        if let Some(store) = &mut self.payload {
+            let spp = self.sectors_per_page as usize;
+            let dst = &mut store[ppn as usize * spp..(ppn as usize + 1) * spp];
+            if versions.len() == spp {
+                dst.copy_from_slice(versions);
+            } else {
+                dst.fill(0);
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets a block's erase count (a flash image's wear, restored at power-up).
+    pub fn restore_erase_count(&mut self, block: BlockId, erase_count: u32) {
+        if let Some(meta) = self.blocks.get_mut(block as usize) {
+            meta.erase_count = erase_count;
+        }
     }
 }
