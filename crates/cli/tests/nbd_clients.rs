@@ -758,3 +758,38 @@ fn tcp_listening_serves_real_clients() {
         "{stats:#?}"
     );
 }
+
+/// An old-fashioned client: fixed newstyle without NO_ZEROES, then NBD_OPT_EXPORT_NAME with
+/// the default name: size, flags and the 124 zero bytes, then transmission.
+#[test]
+fn export_name_without_no_zeroes_gets_the_124_zero_bytes() {
+    let s = Running::start(export(MIB), Duration::ZERO);
+    let mut st = UnixStream::connect(&s.socket).unwrap();
+    let mut greeting = [0u8; 18];
+    st.read_exact(&mut greeting).unwrap();
+    st.write_all(&FLAG_C_FIXED_NEWSTYLE.to_be_bytes()).unwrap();
+    st.write_all(&option(OPT_EXPORT_NAME, b"")).unwrap();
+    assert_eq!(read_u64(&mut st), MIB);
+    let flags = read_u16(&mut st);
+    assert_eq!(
+        flags,
+        FLAG_HAS_FLAGS
+            | FLAG_SEND_FLUSH
+            | FLAG_SEND_FUA
+            | FLAG_SEND_TRIM
+            | FLAG_SEND_WRITE_ZEROES
+            | FLAG_CAN_MULTI_CONN
+    );
+    let mut zeroes = [1u8; 124];
+    st.read_exact(&mut zeroes).unwrap();
+    assert_eq!(zeroes, [0u8; 124]);
+    let mut c = RawClient {
+        stream: st,
+        size: MIB,
+        flags,
+    };
+    assert_eq!(c.call(CMD_WRITE, 0, 512, 512, &[5; 512]).error, 0);
+    assert_eq!(c.call(CMD_READ, 0, 512, 512, &[]).data, vec![5; 512]);
+    c.disconnect();
+    s.stop();
+}
