@@ -11,6 +11,7 @@ mod help;
 mod io_messages;
 mod output;
 mod reproduce;
+pub mod serve;
 mod trace_cmd;
 
 use std::io::IsTerminal;
