@@ -76,6 +76,9 @@ enum Command {
     /// Run every study of the chosen papers and write one self-contained HTML report of
     /// set-ups, plots, claims with verdicts and deviations (docs/reproduce.md)
     Reproduce(reproduce::ReproduceArgs),
+    /// Serve a simulated SSD as a block device over NBD (a real file system, fio, a VM on any
+    /// FTL), with a persistent flash image and power-loss recovery
+    Serve(serve::command::ServeArgs),
     /// Run a grid of experiments into CSV and Parquet: a command of the Python package's
     /// `flashlab` (pip install '.[analysis]'; docs/python.md), not of this binary
     Sweep {
@@ -166,6 +169,7 @@ pub fn run(args: Vec<String>) -> i32 {
     };
     match cli.command {
         Command::Run(args) => run_command(&args),
+        Command::Serve(args) => serve::command::serve_command(&args).unwrap_or_else(|e| fail(&e)),
         Command::Presets { name } => presets_command(name.as_deref()),
         Command::Ftls { name } => ftls_command(name.as_deref()),
         Command::Admit(args) => admit_cmd::admit_command(&args),

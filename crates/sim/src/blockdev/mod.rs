@@ -32,6 +32,19 @@ use crate::nand::{FlashChange, FlashJournal, Ppn, OOB_FLAG_TRANSLATION};
 use crate::SimError;
 pub use image::{FlashImage, RestoreStats, Superblock};
 
+#[derive(Debug, Clone, Serialize)]
+pub struct TmpScan {
+    pub pages_scanned: u64,
+    pub simulated_ns: u64,
+}
+/// What reopening an image found and did.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenReport {
+    pub restore: RestoreStats,
+    pub scan: TmpScan,
+    pub clean_shutdown: bool,
+}
+
 /// A host command for the device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -690,6 +703,16 @@ impl BlockDevice {
                 }
             }
         }
+    }
+
+    /// Reopens an existing image: its flash is read back and the FTL rebuilds its state by
+    /// its power-up scan.
+    pub fn open(path: &Path) -> Result<(Self, OpenReport), SimError> {
+        let _ = path;
+        Err(SimError::Input {
+            location: path.display().to_string(),
+            message: "TEMPORARY".into(),
+        })
     }
 
     /// Syncs the image and marks it cleanly closed (the next start still scans it).
