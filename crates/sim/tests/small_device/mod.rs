@@ -93,30 +93,35 @@ pub const SET_UPS: &[(&str, &str, &[&str], &[&str])] = &[
     ("rtgc", "default", REAL_TIME, &["ftl.logical_ratio=0.45"]),
 ];
 
-/// The configuration of `ftl`'s set-up, timed or functional-only.
-pub fn config(ftl: &str, functional: bool) -> ExperimentConfig {
+/// The preset and settings of `ftl`'s set-up (without the preconditioning of [`FILLED`]).
+pub fn set_up(ftl: &str) -> (&'static str, Vec<String>) {
     let &(_, preset, device, settings) = SET_UPS
         .iter()
         .find(|(name, ..)| *name == ftl)
         .unwrap_or_else(|| panic!("FTL `{ftl}` has no set-up in SET_UPS"));
-    let name = format!("ftl.name=\"{ftl}\"");
-    let mode = format!("run.functional_only={functional}");
     let own_sizing = matches!(
         ftl,
         "bast" | "fast" | "sast" | "kast" | "part-ftl" | "wao-gc" | "rtgc"
     );
-    let mut all: Vec<&str> = if preset == "default" && ftl != "part-ftl" {
+    let mut all: Vec<String> = if preset == "default" && ftl != "part-ftl" {
         SMALL_DEVICE
             .iter()
-            .copied()
             .filter(|s| !(own_sizing && s.starts_with("ftl.")))
+            .map(|s| s.to_string())
             .collect()
     } else {
         Vec::new()
     };
-    all.extend([name.as_str(), mode.as_str()]);
-    all.extend_from_slice(FILLED);
-    all.extend_from_slice(device);
-    all.extend_from_slice(settings);
+    all.push(format!("ftl.name=\"{ftl}\""));
+    all.extend(device.iter().chain(settings).map(|s| s.to_string()));
+    (preset, all)
+}
+
+/// The configuration of `ftl`'s set-up, timed or functional-only, filled first.
+pub fn config(ftl: &str, functional: bool) -> ExperimentConfig {
+    let (preset, mut all) = set_up(ftl);
+    all.push(format!("run.functional_only={functional}"));
+    all.extend(FILLED.iter().map(|s| s.to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
     ExperimentConfig::with_sets(preset, &all).unwrap_or_else(|e| panic!("{ftl}: {e}"))
 }

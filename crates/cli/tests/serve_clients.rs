@@ -1,0 +1,392 @@
+//! `flashlab serve` with real clients (issue 30): qemu-img, qemu-io and nbdcopy; fio's nbd
+//! engine with crc32c verification, random and sequential, at queue depths 1, 8 and 32, on
+//! every registered FTL; ext4 made, written through fuse2fs, read back and checked with
+//! e2fsck over nbdfuse on pagemap, kast and part-ftl. The binary runs as users run it; the
+//! tools are Debian's (scripts/test.sh installs them).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod nbd_support;
+use nbd_support::have_tool;
+
+#[path = "../../sim/tests/small_device/mod.rs"]
+mod small_device;
+
+/// A running `flashlab serve` on a Unix socket in a temporary directory.
+pub struct Served {
+    child: Option<Child>,
+    pub socket: PathBuf,
+    pub image: PathBuf,
+    pub log: PathBuf,
+    pub json: PathBuf,
+}
+
+impl Served {
+    /// Starts `flashlab serve` on `image` with `extra` arguments and waits for its socket.
+    pub fn start(dir: &Path, image: &Path, extra: &[String]) -> Served {
+        let socket = dir.join("nbd.sock");
+        let log = dir.join(format!(
+            "serve-{}.log",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let json = dir.join("report.json");
+        let _ = std::fs::remove_file(&json);
+        let child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .arg("serve")
+            .arg("--image")
+            .arg(image)
+            .arg("--listen")
+            .arg(format!("unix:{}", socket.display()))
+            .arg("--json")
+            .arg(&json)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("flashlab runs");
+        let mut served = Served {
+            child: Some(child),
+            socket,
+            image: image.to_path_buf(),
+            log,
+            json,
+        };
+        served.wait_listening();
+        served
+    }
+
+    fn wait_listening(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if std::fs::read_to_string(&self.log)
+                .unwrap_or_default()
+                .contains("listening on")
+            {
+                return;
+            }
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("flashlab serve exited ({status}):\n{}", self.log_text());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "serve did not start:\n{}",
+                self.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn uri(&self) -> String {
+        format!("nbd+unix:///?socket={}", self.socket.display())
+    }
+
+    /// Stops the server as a user does (SIGINT) and gives its JSON report.
+    pub fn stop(mut self) -> serde_json::Value {
+        let mut child = self.child.take().unwrap();
+        signal(&child, "INT");
+        let status = child.wait().unwrap();
+        let log = self.log_text();
+        assert!(status.success(), "serve ended with {status}:\n{log}");
+        let text = std::fs::read_to_string(&self.json)
+            .unwrap_or_else(|e| panic!("no report ({e}):\n{log}"));
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Kills the server with SIGKILL (a power cut).
+    pub fn kill9(mut self) {
+        let mut child = self.child.take().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn signal(child: &Child, name: &str) {
+    let ok = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{name} failed");
+}
+
+/// Runs a command, failing the test with its output when it fails.
+pub fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The `--device` and `--set` arguments of `ftl`'s small set-up.
+pub fn set_up_args(ftl: &str, more: &[&str]) -> Vec<String> {
+    let (preset, sets) = small_device::set_up(ftl);
+    let mut args = vec!["--device".to_string(), preset.to_string()];
+    for s in sets.iter().map(String::as_str).chain(more.iter().copied()) {
+        args.push("--set".into());
+        args.push(s.to_string());
+    }
+    args
+}
+
+fn tools(list: &[(&str, &str)]) -> bool {
+    list.iter().all(|(tool, package)| have_tool(tool, package))
+}
+
+/// fio's nbd engine: random and sequential writes verified with crc32c at queue depths 1, 8
+/// and 32, each job on its own part of the export (stonewalled: one after the other).
+fn fio_verify(served: &Served, size_bytes: u64) -> String {
+    let region = size_bytes / 6 / 4096 * 4096;
+    assert!(region >= 16 * 1024, "export too small: {size_bytes}");
+    let mut job = format!(
+        "[global]\nioengine=nbd\nuri={}\nbs=4k\nverify=crc32c\ndo_verify=1\nverify_fatal=1\n\
+         size={region}\nverify_state_save=0\n",
+        served.uri()
+    );
+    for (i, (rw, qd)) in [
+        ("randwrite", 1),
+        ("randwrite", 8),
+        ("randwrite", 32),
+        ("write", 1),
+        ("write", 8),
+        ("write", 32),
+    ]
+    .iter()
+    .enumerate()
+    {
+        job.push_str(&format!(
+            "[{rw}-qd{qd}]\nstonewall\nrw={rw}\niodepth={qd}\noffset={}\n",
+            region * i as u64
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("verify.fio");
+    std::fs::write(&file, job).unwrap();
+    let out = run(Command::new("fio")
+        .arg("--output-format=normal")
+        .arg(&file)
+        .current_dir(dir.path()));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn export_size(served: &Served) -> u64 {
+    let out = run(Command::new("nbdinfo").arg("--size").arg(served.uri()));
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn fio_verifies_on_every_ftl() {
+    if !tools(&[("fio", "fio"), ("nbdinfo", "libnbd-bin")]) {
+        return;
+    }
+    for &(ftl, ..) in small_device::SET_UPS {
+        let dir = tempfile::tempdir().unwrap();
+        let image = dir.path().join("flash.img");
+        let served = Served::start(dir.path(), &image, &set_up_args(ftl, &[]));
+        let size = export_size(&served);
+        let out = fio_verify(&served, size);
+        assert!(!out.contains("verify: bad"), "{ftl}: {out}");
+        let report = served.stop();
+        let data = &report["workload"]["data"];
+        assert_eq!(data["missing_sectors"], 0, "{ftl}: {report}");
+        assert!(
+            report["host"]["write"]["count"].as_u64().unwrap() > 0,
+            "{ftl}: nothing written: {report}"
+        );
+    }
+}
+
+#[test]
+fn qemu_and_nbdcopy_read_and_write() {
+    if !tools(&[
+        ("qemu-img", "qemu-utils"),
+        ("qemu-io", "qemu-utils"),
+        ("nbdcopy", "libnbd-bin"),
+    ]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("flash.img");
+    let served = Served::start(dir.path(), &image, &set_up_args("pagemap", &[]));
+    let info = run(Command::new("qemu-img")
+        .args(["info", "--output=json"])
+        .arg(served.uri()));
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    let size = info["virtual-size"].as_u64().unwrap();
+    assert_eq!(size, export_size(&served));
+    let io = |cmd: &str| {
+        run(Command::new("qemu-io")
+            .args(["-f", "raw", "-c", cmd])
+            .arg(served.uri()))
+    };
+    io("write -P 0xa5 0 1M");
+    io("write -f -P 0x3c 1M 64k");
+    io("read -P 0xa5 0 1M");
+    io("read -P 0x3c 1M 64k");
+    io("write -z 512k 64k");
+    io("read -P 0 512k 64k");
+    let wrong = Command::new("qemu-io")
+        .args(["-f", "raw", "-c", "read -P 0x11 0 4k"])
+        .arg(served.uri())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&wrong.stdout);
+    assert!(text.contains("Pattern verification failed"), "{text}");
+    // nbdcopy: a random file up and back, byte for byte.
+    let up = dir.path().join("up.bin");
+    let down = dir.path().join("down.bin");
+    let bytes: Vec<u8> = (0..size as usize)
+        .map(|i| (i * 2654435761usize >> 13) as u8)
+        .collect();
+    std::fs::write(&up, &bytes).unwrap();
+    run(Command::new("nbdcopy").arg(&up).arg(served.uri()));
+    run(Command::new("nbdcopy").arg(served.uri()).arg(&down));
+    assert!(
+        std::fs::read(&down).unwrap() == bytes,
+        "nbdcopy round trip differs"
+    );
+    let report = served.stop();
+    assert!(report["flash"].is_object(), "{report}");
+}
+
+fn mounted(path: &Path) -> bool {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let p = path.display().to_string();
+    mounts
+        .lines()
+        .any(|l| l.split(' ').nth(1) == Some(p.as_str()))
+}
+
+/// Mounts ext4 image `disk` on `dir` with fuse2fs in the foreground (a child we can wait for).
+fn mount_ext4(disk: &Path, dir: &Path, mode: &str) -> Child {
+    let mut child = Command::new("fuse2fs")
+        .arg(disk)
+        .arg(dir)
+        .args(["-f", "-o", &format!("{mode},fakeroot")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !mounted(dir) {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("fuse2fs {mode} ended ({status}) before mounting");
+        }
+        assert!(Instant::now() < deadline, "fuse2fs did not mount");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
+}
+
+/// Unmounts a FUSE mount (retrying while busy) and waits for its daemon to end.
+fn unmount(dir: &Path, daemon: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while mounted(dir) {
+        let _ = Command::new("fusermount").arg("-u").arg(dir).status();
+        if !mounted(dir) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "cannot unmount {}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = daemon.wait();
+}
+
+/// Mounts the export as a file with nbdfuse, makes ext4 on it, writes files through
+/// fuse2fs, unmounts, checks with `e2fsck -fn`, mounts again read-only and reads them back.
+fn ext4_round_trip(ftl: &str, more: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("flash.img");
+    let served = Served::start(dir.path(), &image, &set_up_args(ftl, more));
+    let fuse = dir.path().join("nbd");
+    let fs = dir.path().join("fs");
+    std::fs::create_dir_all(&fuse).unwrap();
+    std::fs::create_dir_all(&fs).unwrap();
+    let disk = fuse.join("disk");
+    let mut nbdfuse = Command::new("nbdfuse")
+        .arg(&disk)
+        .arg("--unix")
+        .arg(&served.socket)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !disk.exists() {
+        assert!(Instant::now() < deadline, "nbdfuse did not expose the disk");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&disk));
+    let mut fuse2fs = mount_ext4(&disk, &fs, "rw");
+    let mut files = Vec::new();
+    for i in 0..6usize {
+        let len = 1000 + i * 37_000;
+        let bytes: Vec<u8> = (0..len).map(|j| (j * 31 + i * 7) as u8).collect();
+        let name = format!("file{i}.bin");
+        std::fs::create_dir_all(fs.join("sub")).unwrap();
+        std::fs::write(fs.join("sub").join(&name), &bytes).unwrap();
+        files.push((name, bytes));
+    }
+    unmount(&fs, &mut fuse2fs);
+    let fsck = run(Command::new("e2fsck").arg("-fn").arg(&disk));
+    let text = String::from_utf8_lossy(&fsck.stdout);
+    assert!(
+        text.contains("7/") || text.contains("files"),
+        "{ftl}: {text}"
+    );
+    let mut fuse2fs = mount_ext4(&disk, &fs, "ro");
+    for (name, bytes) in &files {
+        let back = std::fs::read(fs.join("sub").join(name)).unwrap();
+        assert!(&back == bytes, "{ftl}: {name} read back differs");
+    }
+    unmount(&fs, &mut fuse2fs);
+    unmount(&fuse, &mut nbdfuse);
+    let report = served.stop();
+    assert_eq!(report["workload"]["data"]["missing_sectors"], 0, "{ftl}");
+}
+
+#[test]
+fn ext4_on_pagemap_kast_and_part_ftl() {
+    if !tools(&[
+        ("nbdfuse", "libnbd-bin"),
+        ("fuse2fs", "fuse2fs"),
+        ("mkfs.ext4", "e2fsprogs"),
+        ("e2fsck", "e2fsprogs"),
+        ("fusermount", "fuse3"),
+    ]) {
+        return;
+    }
+    if !Path::new("/dev/fuse").exists() {
+        panic!("/dev/fuse is missing: the ext4 test needs FUSE (set FLASHLAB_SKIP_CLIENT_TESTS=1 to skip)");
+    }
+    ext4_round_trip("pagemap", &["geometry.blocks_per_plane=64"]);
+    ext4_round_trip("kast", &["geometry.blocks_per_plane=1024"]);
+    ext4_round_trip("part-ftl", &[]);
+}
