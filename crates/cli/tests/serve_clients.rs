@@ -390,3 +390,89 @@ fn ext4_on_pagemap_kast_and_part_ftl() {
     ext4_round_trip("kast", &["geometry.blocks_per_plane=1024"]);
     ext4_round_trip("part-ftl", &[]);
 }
+
+/// fio's mean latency of a QD1 4 KiB random-read job (after a fill) on `--clock real`, and
+/// the simulated mean of the same requests replayed by `flashlab run` from the server's
+/// `--record` (closed loop, queue depth 1): they agree within 10% on `device`.
+fn real_clock_matches_replay(device: &str, sets: &[&str]) -> (f64, f64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("flash.img");
+    let record = dir.path().join("served.iolog");
+    let mut args = vec![
+        "--device".to_string(),
+        device.to_string(),
+        "--clock".into(),
+        "real".into(),
+        "--record".into(),
+        record.display().to_string(),
+    ];
+    for s in sets {
+        args.extend(["--set".to_string(), s.to_string()]);
+    }
+    let served = Served::start(dir.path(), &image, &args);
+    let region = 8 << 20;
+    let job = format!(
+        "[global]\nioengine=nbd\nuri={}\nbs=4k\nsize={region}\n\
+         [fill]\nrw=write\niodepth=8\n\
+         [randread]\nstonewall\nrw=randread\niodepth=1\nnumber_ios=3000\nrandrepeat=1\n",
+        served.uri()
+    );
+    let file = dir.path().join("qd1.fio");
+    std::fs::write(&file, job).unwrap();
+    let out = run(Command::new("fio")
+        .args(["--output-format=json"])
+        .arg(&file)
+        .current_dir(dir.path()));
+    // The nbd engine prints a line before the JSON.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fio: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let job = fio["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == "randread")
+        .unwrap();
+    let fio_mean = job["read"]["lat_ns"]["mean"].as_f64().unwrap();
+    let served_report = served.stop();
+    let served_mean = served_report["host"]["read"]["latency_ns"]["mean"]
+        .as_f64()
+        .unwrap();
+    let replay_json = dir.path().join("replay.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flashlab"));
+    cmd.args(["run", "--quiet", "--device", device, "--trace"])
+        .arg(&record)
+        .args(["--set", "trace.replay=closed", "--set", "trace.queue_depth=1"])
+        .arg("--json")
+        .arg(&replay_json);
+    for s in sets {
+        cmd.args(["--set", s]);
+    }
+    run(&mut cmd);
+    let replay: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&replay_json).unwrap()).unwrap();
+    // The fill writes; the replay's reads are the random reads alone.
+    let replay_mean = replay["host"]["read"]["latency_ns"]["mean"].as_f64().unwrap();
+    (fio_mean, served_mean, replay_mean)
+}
+
+#[test]
+fn real_clock_latency_within_ten_percent_of_replay() {
+    if !tools(&[("fio", "fio")]) {
+        return;
+    }
+    for (device, sets) in [("cosmos", &["geometry.blocks_per_plane=64"][..])] {
+        let (fio, served, replay) = real_clock_matches_replay(device, sets);
+        eprintln!(
+            "{device}: fio mean {:.1} us, served (simulated) {:.1} us, replay {:.1} us",
+            fio / 1e3,
+            served / 1e3,
+            replay / 1e3
+        );
+        let error = (fio - replay).abs() / replay;
+        assert!(
+            error < 0.10,
+            "{device}: fio's mean {fio:.0} ns is {:.1}% from the replay's {replay:.0} ns",
+            error * 100.0
+        );
+    }
+}

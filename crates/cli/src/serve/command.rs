@@ -286,7 +286,7 @@ fn announce(
             wall.as_secs_f64(),
             if r.clean_shutdown { "" } else { " (after an unclean shutdown)" }
         ),
-        None if !false => eprintln!(
+        None if !sim.ftl().supports_recovery() => eprintln!(
             "note: {} does not support power-loss recovery: this image cannot be served again once the server stops",
             cfg.ftl_name()
         ),
@@ -417,9 +417,11 @@ impl<'a, 'w> DeviceLoop<'a, 'w> {
     }
 
     /// How long to block for a job: fast clock, not while requests are in flight; paced,
-    /// until the next simulated event is due (spinning its last 200 us).
+    /// until the next simulated event is due (spinning its last 500 us).
     fn idle_wait(&self) -> Option<Duration> {
         const IDLE: Duration = Duration::from_millis(100);
+        // Sleeping overshoots by tens of microseconds: the last stretch is spun.
+        const SPIN: Duration = Duration::from_micros(500);
         match self.clock {
             Clock::Fast if self.owed.is_empty() => Some(IDLE),
             Clock::Fast => None,
@@ -429,17 +431,17 @@ impl<'a, 'w> DeviceLoop<'a, 'w> {
                 };
                 let now = self.sim_time(Instant::now());
                 let ahead = Duration::from_nanos(next.saturating_sub(now));
-                Some(ahead.saturating_sub(Duration::from_micros(200)).min(IDLE))
+                Some(ahead.saturating_sub(SPIN).min(IDLE))
             }
         }
     }
 
     fn take(&mut self, job: Job) -> Result<(), SimError> {
         if self.clock == Clock::Real {
-            // Arrives when its last byte came (not before the simulation's now).
+            // Arrives when its last byte came (not before the last event the simulation ran).
             let at = self.sim_time(job.received);
             if at > self.device.simulation().now() {
-                self.device.run_until_time(at)?;
+                self.device.advance_to(at)?;
             }
         }
         let Job {

@@ -37,11 +37,12 @@ pub struct TmpScan {
     pub pages_scanned: u64,
     pub simulated_ns: u64,
 }
-/// What reopening an image found and did.
+/// What reopening an image found and did: the page records read back, the FTL's scan, and
+/// whether the server that wrote it had closed it cleanly.
 #[derive(Debug, Clone, Serialize)]
 pub struct OpenReport {
     pub restore: RestoreStats,
-    pub scan: TmpScan,
+    pub scan: crate::ftl::mapping::RecoveryScan,
     pub clean_shutdown: bool,
 }
 
@@ -346,9 +347,15 @@ impl BlockDevice {
         }
     }
 
-    /// Runs the simulation up to simulated time `t_ns` (a paced clock).
+    /// Runs the simulation's events up to simulated time `t_ns` (a paced clock).
     pub fn run_until_time(&mut self, t_ns: u64) -> Result<(), SimError> {
         self.sim.run_until_time(t_ns)
+    }
+
+    /// Runs the events up to `t_ns` and lets time reach it: a command submitted next
+    /// arrives then.
+    pub fn advance_to(&mut self, t_ns: u64) -> Result<(), SimError> {
+        self.sim.advance_to(t_ns)
     }
 
     /// Runs until a command finished or nothing is left (as fast as it runs).
@@ -705,14 +712,44 @@ impl BlockDevice {
         }
     }
 
-    /// Reopens an existing image: its flash is read back and the FTL rebuilds its state by
-    /// its power-up scan.
+    /// Reopens an existing image: its flash is read back as a power-up scan finds it and
+    /// the FTL rebuilds its state from it ([`Simulation::recover`]); the rebuilt state must
+    /// pass the FTL's invariant checks. Refused for an FTL without recovery.
     pub fn open(path: &Path) -> Result<(Self, OpenReport), SimError> {
-        let _ = path;
-        Err(SimError::Input {
-            location: path.display().to_string(),
-            message: "TEMPORARY".into(),
-        })
+        let (mut image, mut config) = FlashImage::open(path)?;
+        config.run.payloads = true;
+        let ftl = crate::ftl::registry::build(&config)?;
+        if !ftl.supports_recovery() {
+            return Err(SimError::RecoveryUnsupported { ftl: ftl.name() });
+        }
+        let layout = crate::nand::Layout::new(&config.geometry);
+        let mut nand = crate::nand::Nand::new(
+            layout,
+            ftl.units_per_page(),
+            config.host.sector_bytes,
+            true,
+        )
+        .with_rules(&config.nand);
+        drop(ftl);
+        let restore = image.restore(&mut nand)?;
+        let clean_shutdown = image.superblock.clean_shutdown;
+        let (sim, scan) = Simulation::recover(&config, nand)?;
+        sim.check_invariants().map_err(|message| SimError::Ftl {
+            ftl: sim.ftl().name(),
+            message: format!("state recovered from {} fails its checks: {message}", path.display()),
+        })?;
+        image.superblock.clean_shutdown = false;
+        image.write_superblock()?;
+        image.sync()?;
+        let device = Self::with_parts(sim, image)?;
+        Ok((
+            device,
+            OpenReport {
+                restore,
+                scan,
+                clean_shutdown,
+            },
+        ))
     }
 
     /// Syncs the image and marks it cleanly closed (the next start still scans it).

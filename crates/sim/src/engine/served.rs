@@ -83,7 +83,8 @@ impl Simulation {
         })
     }
 
-    /// Runs every FTL call and event due at or before `t_ns`, then lets time reach `t_ns`.
+    /// Runs every FTL call and event due at or before `t_ns` (the simulation's time is then
+    /// that of the last event run: a request may still arrive between it and `t_ns`).
     pub fn run_until_time(&mut self, t_ns: u64) -> Result<(), SimError> {
         loop {
             self.stop.point()?;
@@ -100,6 +101,13 @@ impl Simulation {
                 break;
             }
         }
+        Ok(())
+    }
+
+    /// Runs every call and event due at or before `t_ns`, then lets time reach `t_ns` (a
+    /// request arriving then is submitted next).
+    pub fn advance_to(&mut self, t_ns: u64) -> Result<(), SimError> {
+        self.run_until_time(t_ns)?;
         self.now = self.now.max(t_ns);
         Ok(())
     }
