@@ -57,8 +57,10 @@ pub struct RecoveryOutcome {
     pub older_versions: u64,
     /// GC victims collected over the run (all generations).
     pub gc_runs: u64,
-    /// Commands in flight at the in-flight cuts, summed.
+    /// Flash commands in flight at the in-flight cuts, summed.
     pub in_flight_at_cuts: usize,
+    /// Host requests outstanding at the in-flight cuts, summed.
+    pub requests_at_cuts: usize,
     /// The FTL's report right after each recovery (before any read), to see what state the
     /// scan rebuilt.
     pub reports_after_recovery: Vec<serde_json::Value>,
@@ -174,6 +176,7 @@ pub fn run_cuts(
             older_versions: 0,
             gc_runs: 0,
             in_flight_at_cuts: 0,
+            requests_at_cuts: 0,
             reports_after_recovery: Vec::new(),
         },
     };
@@ -264,6 +267,7 @@ impl Run {
                         .run_until_completed(completed_before + k as u64)
                         .map_err(|e| format!("batch {i}: {e}"))?;
                     self.outcome.in_flight_at_cuts += self.sim.flash().in_flight();
+                    self.outcome.requests_at_cuts += self.sim.outstanding();
                 }
                 _ => {
                     self.sim
