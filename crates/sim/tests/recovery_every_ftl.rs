@@ -134,6 +134,19 @@ fn wao_gc_recovers_with_copyback() {
 }
 
 #[test]
+fn pagemap_recovers_multi_plane_small_units_and_fifo_or_cost_benefit_victims() {
+    run(
+        "pagemap",
+        &[
+            "ftl.multi_plane=true",
+            "ftl.mapping_unit_bytes=2048",
+            "ftl.gc_victim=\"fifo\"",
+        ],
+    );
+    run("pagemap", &["ftl.gc_victim=\"cost-benefit\""]);
+}
+
+#[test]
 fn mt_ftl_recovers_at_every_cut() {
     run("mt-ftl", &[]);
 }
@@ -141,6 +154,11 @@ fn mt_ftl_recovers_at_every_cut() {
 #[test]
 fn st_ftl_recovers_at_every_cut() {
     run("st-ftl", &[]);
+}
+
+#[test]
+fn nftl_recovers_at_every_cut() {
+    run("nftl", &[]);
 }
 
 #[test]
