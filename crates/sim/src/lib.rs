@@ -73,6 +73,10 @@ pub enum SimError {
     /// `run.admission = "enforce"` and the real-time test refuses the task set (user input).
     #[error("{0}")]
     Admission(String),
+    /// A flash image was to be recovered with an FTL that cannot rebuild its state from the
+    /// flash (user input: the FTL chosen for an existing image).
+    #[error("FTL `{ftl}` does not support power-loss recovery: it cannot rebuild its state from a flash image (FTLs that can: {})", crate::ftl::registry::RECOVERABLE.join(", "))]
+    RecoveryUnsupported { ftl: &'static str },
 }
 
 impl SimError {
@@ -81,7 +85,10 @@ impl SimError {
     pub fn is_input_error(&self) -> bool {
         matches!(
             self,
-            SimError::Config(_) | SimError::Input { .. } | SimError::Admission(_)
+            SimError::Config(_)
+                | SimError::Input { .. }
+                | SimError::Admission(_)
+                | SimError::RecoveryUnsupported { .. }
         )
     }
 }

@@ -42,6 +42,9 @@
 //! assert!(outcome.checked_sectors > 0);
 //! ```
 
+#[path = "testing_recovery.rs"]
+pub mod recovery;
+
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 

@@ -68,6 +68,9 @@ pub struct Shadow {
     /// Delivery records of read sub-requests in flight, by sub-request id.
     reads: Vec<ReadDelivery>,
     durability: Durability,
+    /// After power-loss recovery: one bit per sector whose content the shadow does not know
+    /// yet (its first read adopts what it returns); empty otherwise.
+    unknown: Vec<u64>,
 }
 
 fn verify_error(ftl: &str, message: String) -> SimError {
@@ -87,6 +90,42 @@ impl Shadow {
                 durable: vec![0; sectors as usize],
                 ..Durability::default()
             },
+            unknown: Vec::new(),
+        }
+    }
+
+    /// The shadow of a simulation recovered from a flash image (power-loss recovery): no
+    /// sector's content is known. The first read of a sector adopts the version it returns
+    /// (what survived is judged by the test that cut the power, which knows what was written
+    /// and flushed); a write, or a trim of its whole unit, makes it known. From then on every
+    /// read is checked as usual.
+    pub fn recovered(sectors: u64, trim_unit_sectors: u64) -> Self {
+        let mut shadow = Shadow::new(sectors, trim_unit_sectors);
+        shadow.unknown = vec![u64::MAX; sectors.div_ceil(64) as usize];
+        shadow
+    }
+
+    /// The version the shadow expects sector `s` to read, `None` while it does not know
+    /// (after recovery, before the sector was read, written or trimmed) or outside the space.
+    pub fn version(&self, s: u64) -> Option<u64> {
+        if self.is_unknown(s) {
+            return None;
+        }
+        self.versions.get(s as usize).copied()
+    }
+
+    fn is_unknown(&self, s: u64) -> bool {
+        self.unknown
+            .get((s / 64) as usize)
+            .is_some_and(|w| w >> (s % 64) & 1 == 1)
+    }
+
+    fn make_known(&mut self, range: std::ops::Range<u64>) {
+        if self.unknown.is_empty() {
+            return;
+        }
+        for s in range {
+            self.unknown[(s / 64) as usize] &= !(1 << (s % 64));
         }
     }
 
@@ -106,6 +145,7 @@ impl Shadow {
 
     /// Records a completed (acknowledged) write of `version` to `[first, first + count)`.
     pub fn write(&mut self, first: u64, count: u64, version: u64) {
+        self.make_known(first..first + count);
         self.versions[first as usize..(first + count) as usize].fill(version);
         self.durability.acked.push((first, count, version));
         if self.durability.acked.len() >= 2 * self.durability.acked_pruned_len.max(1024) {
@@ -120,6 +160,7 @@ impl Shadow {
         let start = first.div_ceil(u) * u;
         let end = (first + count) / u * u;
         if start < end {
+            self.make_known(start..end);
             self.versions[start as usize..end as usize].fill(0);
             for (_, required) in &mut self.durability.flushes {
                 required.retain(|(s, _)| !(start..end).contains(s));
@@ -219,15 +260,22 @@ impl Shadow {
 
     /// Checks data read for `[first, first + versions.len())` against the last data written.
     pub fn check(&mut self, first: u64, versions: &[u64], ftl: &str) -> Result<(), SimError> {
-        let expected = self
-            .versions
-            .get(first as usize..first as usize + versions.len())
-            .ok_or_else(|| {
-                verify_error(
-                    ftl,
-                    format!("delivered sectors from {first}, beyond the logical space"),
-                )
-            })?;
+        if first as usize + versions.len() > self.versions.len() {
+            return Err(verify_error(
+                ftl,
+                format!("delivered sectors from {first}, beyond the logical space"),
+            ));
+        }
+        if !self.unknown.is_empty() {
+            for (i, &v) in versions.iter().enumerate() {
+                let s = first + i as u64;
+                if self.is_unknown(s) {
+                    self.versions[s as usize] = v;
+                    self.make_known(s..s + 1);
+                }
+            }
+        }
+        let expected = &self.versions[first as usize..first as usize + versions.len()];
         if let Some(i) = (0..versions.len()).find(|&i| versions[i] != expected[i]) {
             return Err(verify_error(
                 ftl,
@@ -320,6 +368,23 @@ impl Shadow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recovered_shadow_adopts_first_reads_then_checks() {
+        let mut s = Shadow::recovered(128, 8);
+        assert_eq!(s.version(3), None);
+        s.check(0, &[4, 4, 7], "t").unwrap();
+        assert_eq!(s.version(2), Some(7));
+        assert!(s.check(2, &[8], "t").is_err(), "a known sector is checked");
+        s.write(64, 8, 9);
+        s.trim(72, 8);
+        assert_eq!(
+            (s.version(64), s.version(72), s.version(80)),
+            (Some(9), Some(0), None)
+        );
+        assert!(s.check(72, &[1], "t").is_err());
+        assert!(Shadow::new(8, 8).version(0) == Some(0));
+    }
 
     #[test]
     fn detects_stale_data_and_honours_trim_units() {

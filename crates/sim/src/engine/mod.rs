@@ -351,6 +351,102 @@ impl Simulation {
         &self.cfg
     }
 
+    /// Power-loss recovery: a simulation of `cfg` whose FTL rebuilt its state from `nand`,
+    /// the flash as a power cut left it (what was programmed, no unit valid; see
+    /// `ftl/mapping/recovery.rs`). The FTL is built from the registry and scans the flash
+    /// ([`Ftl::recover`]); the flash scheduler takes every programmed page as programmed
+    /// (as after preconditioning), and host writes are numbered past every data version the
+    /// flash holds. Returns the simulation, at time 0 with nothing in flight, and what the
+    /// scan did. In verify runs the shadow knows no sector yet: each sector's first read
+    /// adopts what it returns ([`Shadow::recovered`]); writes and trims make it known.
+    ///
+    /// Errors: an FTL without recovery ([`SimError::RecoveryUnsupported`]), an image of
+    /// another geometry, mapping unit or payload setting ([`SimError::Input`]), or a
+    /// rebuilt state that fails the FTL's invariants ([`SimError::Ftl`]).
+    pub fn recover(
+        cfg: &ExperimentConfig,
+        mut nand: Nand,
+    ) -> Result<(Simulation, crate::ftl::mapping::RecoveryScan), SimError> {
+        cfg.validate()?;
+        let mut ftl = registry::build(cfg)?;
+        if !ftl.supports_recovery() {
+            return Err(SimError::RecoveryUnsupported { ftl: ftl.name() });
+        }
+        let device = cfg.device();
+        let layout = Layout::new(&device.geometry);
+        let payloads = cfg.run.payloads || cfg.run.verify;
+        let image = |message: String| SimError::Input {
+            location: "flash image".into(),
+            message,
+        };
+        if *nand.layout() != layout {
+            return Err(image(format!(
+                "its geometry {:?} is not the configured one {layout:?}",
+                nand.layout()
+            )));
+        }
+        if nand.units_per_page() != ftl.units_per_page() {
+            return Err(image(format!(
+                "it holds {} mapping units per page, FTL `{}` as configured {}",
+                nand.units_per_page(),
+                ftl.name(),
+                ftl.units_per_page()
+            )));
+        }
+        if nand.has_payloads() != payloads {
+            return Err(image(format!(
+                "it {} data versions, the configuration (run.payloads, run.verify) {}",
+                if nand.has_payloads() {
+                    "holds"
+                } else {
+                    "holds no"
+                },
+                if payloads { "needs them" } else { "has none" }
+            )));
+        }
+        if nand.program_order() != device.nand.program_order {
+            return Err(image(
+                "its NAND program order is not the configured nand.program_order".into(),
+            ));
+        }
+        if nand.any_valid() {
+            return Err(image(
+                "it has unit slots marked valid: recovery starts from the flash alone \
+                 (Nand::clear_validity)"
+                    .into(),
+            ));
+        }
+        let mut scan =
+            crate::ftl::mapping::RecoveryScan::new(ftl.name(), layout, device.timing.clone());
+        ftl.recover(&mut nand, &mut scan)?;
+        scan.finish();
+        let name = ftl.name();
+        let mut sim = Self::with_ftl(cfg, ftl)?;
+        sim.next_version = nand.max_payload_version();
+        sim.nand = nand;
+        for block in 0..layout.blocks() {
+            sim.flash
+                .assume_programmed(block, sim.nand.block(block).write_ptr);
+        }
+        if let Some(shadow) = &mut sim.shadow {
+            *shadow = Shadow::recovered(
+                sim.logical_sectors,
+                u64::from(sim.ftl.trim_unit_bytes()) / sim.sector_bytes,
+            );
+        }
+        sim.check_invariants().map_err(|message| SimError::Ftl {
+            ftl: name,
+            message: format!("state rebuilt by power-loss recovery is inconsistent: {message}"),
+        })?;
+        Ok((sim, scan))
+    }
+
+    /// The data version of the last write admitted (0 before any): tests that model what
+    /// each write carried read it after [`Simulation::submit`].
+    pub fn last_write_version(&self) -> u64 {
+        self.next_version
+    }
+
     /// The admission test [`Simulation::new`] ran (`None` when it does not apply).
     pub fn admission(&self) -> Option<&crate::realtime::analysis::RunAdmission> {
         self.admission.as_ref()

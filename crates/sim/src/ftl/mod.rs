@@ -47,6 +47,7 @@ use crate::nand::{
 use crate::verify::Shadow;
 use crate::SimError;
 use mapcache::MapCacheReport;
+use mapping::RecoveryScan;
 use merge::{MergeProfile, MergeRecord, MergeStats};
 
 /// A flash translation layer.
@@ -111,6 +112,19 @@ pub trait Ftl {
     /// time (otherwise nothing waits for a core).
     fn orders_host_calls_by_deadline(&self) -> bool {
         false
+    }
+    /// Whether [`Ftl::recover`] rebuilds this FTL's state after a power cut.
+    fn supports_recovery(&self) -> bool {
+        false
+    }
+    /// Power-loss recovery: rebuilds the FTL's state (freshly built from the registry) from
+    /// the flash alone, as the FTL would at power-up: `nand` holds what was programmed and no
+    /// valid unit ([`Nand::clear_validity`]); the FTL scans it (counting its reads in `scan`),
+    /// marks the copies it keeps valid ([`Nand::mark_valid`]), rebuilds its map and block
+    /// lists and numbers its next writes past the highest sequence number found. The result
+    /// must pass [`Ftl::check_invariants`]. See `ftl/mapping/recovery.rs`.
+    fn recover(&mut self, _nand: &mut Nand, _scan: &mut RecoveryScan) -> Result<(), SimError> {
+        Err(SimError::RecoveryUnsupported { ftl: self.name() })
     }
     /// Writes the FTL's whole functional state as text into `out` (what a state digest
     /// hashes: tests compare two ways of reaching a state with it); false if the FTL does not

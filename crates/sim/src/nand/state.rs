@@ -135,6 +135,11 @@ pub enum NandError {
     },
     #[error("unit slot {unit} invalidated but it holds no valid data")]
     InvalidateInvalid { unit: UnitAddr },
+    #[error("recovery marks unit slot {unit} valid, but {reason}")]
+    MarkValid {
+        unit: UnitAddr,
+        reason: &'static str,
+    },
     #[error("copyback from block {src_block} to block {dst_block} crosses planes")]
     CopybackCrossPlane {
         src_block: BlockId,
@@ -1001,5 +1006,110 @@ impl Nand {
         if let Some(meta) = self.blocks.get_mut(block as usize) {
             meta.erase_count = erase_count;
         }
+    }
+}
+
+// Power-loss recovery
+impl Nand {
+    /// What a power cut leaves of the bookkeeping: real flash has no valid bits, so every
+    /// valid bit and every block's valid count is cleared. Everything the chips hold (OOB
+    /// entries, payload versions, spare tags, page states, write pointers, erase counts) is
+    /// kept. An FTL rebuilding its state then marks the copies it keeps with
+    /// [`Nand::mark_valid`].
+    pub fn clear_validity(&mut self) {
+        self.valid.fill(0);
+        for b in &mut self.blocks {
+            b.valid_units = 0;
+        }
+    }
+
+    /// Recovery's only way to set validity: marks unit slot `unit` valid (the copy an FTL's
+    /// scan decided is the current one). An error if the slot is outside the device, its page
+    /// holds no data, its OOB entry names no logical unit, or it is valid already.
+    pub fn mark_valid(&mut self, unit: UnitAddr) -> Result<(), NandError> {
+        if unit as usize >= self.oob.len() {
+            return Err(self.unit_out_of_range(unit));
+        }
+        let reason = if !self.is_programmed(self.ppn_of_unit(unit)) {
+            Some("its page holds no data")
+        } else if self.oob[unit as usize].is_empty() {
+            Some("its OOB entry names no logical unit")
+        } else if self.is_valid(unit) {
+            Some("it is valid already")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(NandError::MarkValid { unit, reason });
+        }
+        self.set_valid(unit, true);
+        let block = self.layout.block_of(self.ppn_of_unit(unit));
+        self.blocks[block as usize].valid_units += 1;
+        Ok(())
+    }
+
+    /// The newest data version any page holds (0 without payloads): a recovered simulation
+    /// numbers its next writes past it.
+    pub fn max_payload_version(&self) -> u64 {
+        self.payload
+            .as_ref()
+            .map_or(0, |p| p.iter().copied().max().unwrap_or(0))
+    }
+
+    /// Whether any unit slot is valid (a freshly cut image has none).
+    pub fn any_valid(&self) -> bool {
+        self.valid.iter().any(|&w| w != 0)
+    }
+}
+
+#[cfg(test)]
+mod recovery_tests {
+    use super::*;
+    use crate::config::Geometry;
+
+    #[test]
+    fn a_power_cut_clears_validity_only_and_recovery_marks_it_back() {
+        let g = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 2,
+            pages_per_block: 4,
+            page_bytes: 8192,
+            oob_bytes: 64,
+        };
+        let mut n = Nand::new(Layout::new(&g), 2, 512, true);
+        n.program(
+            0,
+            &[OobEntry::new(3, 7, 0), OobEntry::EMPTY],
+            Some(&[9; 16]),
+        )
+        .unwrap();
+        n.program(1, &[OobEntry::new(4, 8, 0), OobEntry::new(5, 9, 0)], None)
+            .unwrap();
+        n.invalidate(2).unwrap();
+        let before = n.clone();
+        n.clear_validity();
+        assert!(!n.any_valid());
+        assert_eq!(n.block(0).valid_units, 0);
+        assert_eq!(n.block(0).write_ptr, 2);
+        assert_eq!(n.oob(2), before.oob(2));
+        assert_eq!(n.unit_data(0), &[9; 8]);
+        assert_eq!(n.max_payload_version(), 9);
+        n.mark_valid(0).unwrap();
+        n.mark_valid(3).unwrap();
+        assert_eq!(n.block(0).valid_units, 2);
+        n.check_consistency().unwrap();
+        let twice = n.mark_valid(0).unwrap_err().to_string();
+        assert!(twice.contains("valid already"), "{twice}");
+        let padding = n.mark_valid(1).unwrap_err().to_string();
+        assert!(padding.contains("names no logical unit"), "{padding}");
+        let free = n.mark_valid(4).unwrap_err().to_string();
+        assert!(free.contains("holds no data"), "{free}");
+        assert!(matches!(
+            n.mark_valid(1 << 20),
+            Err(NandError::OutOfRange { .. })
+        ));
     }
 }

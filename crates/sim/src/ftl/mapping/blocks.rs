@@ -177,6 +177,64 @@ impl Blocks {
         Some(b)
     }
 
+    /// Rebuilds the bookkeeping from the flash after a power cut (power-loss recovery): a
+    /// block with nothing programmed is free (each plane's free blocks ordered by erase count,
+    /// then index: the least worn is used first); every other block is closed with the valid
+    /// units `nand` counts (the scan marked them), its programmed pages durable, and is a
+    /// translation block where `translation(b)`. A partly written block is closed too (its
+    /// free pages come back when GC collects it): the FTL opens fresh blocks for its writes.
+    /// `now_units` is the close time cost-benefit and FIFO victims see.
+    pub fn recover(
+        &mut self,
+        nand: &crate::nand::Nand,
+        now_units: u64,
+        translation: impl Fn(BlockId) -> bool,
+    ) {
+        let layout = self.layout;
+        let policy = self.policy;
+        let upp = self.units_per_block / layout.pages_per_block;
+        *self = Self::build(layout, upp, policy, self.translation_buckets);
+        for q in &mut self.free {
+            q.clear();
+        }
+        let mut free: Vec<BlockId> = (0..layout.blocks())
+            .filter(|&b| nand.block(b).write_ptr == 0)
+            .collect();
+        free.sort_by_key(|&b| (nand.block(b).erase_count, b));
+        for b in free {
+            self.free[layout.plane_of(b) as usize].push_back(b);
+        }
+        for b in 0..layout.blocks() {
+            let meta = nand.block(b);
+            if meta.write_ptr == 0 {
+                continue;
+            }
+            let i = &mut self.info[b as usize];
+            i.durable_pages = meta.write_ptr as u16;
+            i.translation = self.translation_buckets && translation(b);
+            self.close(b, meta.valid_units, now_units);
+        }
+    }
+
+    /// Takes a closed block out of the victim structures and opens it for a stream at its
+    /// write pointer (recovery adopting a partly written block as an FTL's open block).
+    pub fn reopen(&mut self, b: BlockId, stream: Stream, lane: u8) {
+        if self.info[b as usize].state != BlockState::Closed {
+            return;
+        }
+        self.unlink(b);
+        if self.info[b as usize].translation {
+            self.closed_translation -= 1;
+        } else {
+            let plane = self.layout.plane_of(b) as usize;
+            self.closed_count[plane] -= 1;
+            if self.policy == VictimPolicy::Fifo {
+                self.closed_order[plane].retain(|&x| x != b);
+            }
+        }
+        self.info[b as usize].state = BlockState::Open { stream, lane };
+    }
+
     /// Whether a block (open, closed or victim) is a translation block.
     pub fn is_translation(&self, b: BlockId) -> bool {
         self.info[b as usize].translation

@@ -10,11 +10,13 @@
 pub mod blocks;
 pub mod headroom;
 mod pages;
+pub mod recovery;
 mod sizing;
 mod table;
 
 pub use blocks::{BlockState, Blocks, Stream};
 pub use pages::PageData;
+pub use recovery::{newest_copies, RecoveryScan};
 pub use sizing::{estimate_state_bytes, logical_pages_of_ratio, logical_units, units_per_page};
 pub use table::{MapTable, UNMAPPED};
 

@@ -39,6 +39,13 @@
 //!   semaphore per page move (`gc_nand_hold = "page"`, default: reads of other tasks slip in
 //!   between) or once for the whole victim (`"victim"`).
 //! - **Mapping** and block bookkeeping are [`crate::ftl::mapping`], shared with `pagemap`.
+//! - **Power-loss recovery** (`recover.rs`), as pagemap's: the spare area of every written
+//!   page is scanned, the highest OOB sequence number per mapping unit wins (GC copies keep
+//!   theirs), erased blocks are free, every written block is closed (partly written ones too:
+//!   tasks take fresh working blocks, GC fresh GC blocks), the valid units per die are
+//!   recounted and the sequence counter continues past the highest found. A write completes
+//!   only once programmed and a victim is erased only after its units were programmed
+//!   elsewhere, so nothing acknowledged is lost; trims are not on flash and may come back.
 //!
 //! **The paper's board (the defaults).** multithreaded-ftl-ucos.txt's firmware is four FTL
 //! tasks and a monitor (task 4) on uC/OS-II, where "each task has different priority values"
@@ -74,6 +81,7 @@ mod check;
 mod config;
 mod gc;
 mod guard;
+mod recover;
 mod task;
 
 pub use config::{GcNandHold, MtFtlConfig, NandLock, TaskPriority};
@@ -517,6 +525,16 @@ impl Program for Runner<'_, '_> {
 impl Ftl for MtFtl {
     fn name(&self) -> &'static str {
         self.name
+    }
+    fn supports_recovery(&self) -> bool {
+        true
+    }
+    fn recover(
+        &mut self,
+        nand: &mut Nand,
+        scan: &mut super::mapping::RecoveryScan,
+    ) -> Result<(), SimError> {
+        self.core.rebuild(nand, scan, self.name)
     }
     fn logical_bytes(&self) -> u64 {
         u64::from(self.core.sizing.logical_units) * u64::from(self.core.cfg.mapping_unit_bytes)

@@ -38,6 +38,18 @@
 //!   sector, eviction first-in first-out by last write, reads do not renew: see [`cache`]); a
 //!   hit sends a read straight to the page and lets a fold skip the search.
 //!
+//! - **Power-loss recovery** (`recover.rs`), from the flash as NFTL lays it out: the spare
+//!   area of every page of every block is read (any-order chips: no write pointer to stop
+//!   at). A block's sectors name its virtual block; a page-0 header names a replacement block,
+//!   so the block holding it is that virtual block's primary (even before it has a sector of
+//!   its own); a virtual block's other block is its primary. The free-page pointer of a
+//!   replacement is its written pages; the page-status bitmap is read from the primaries; the
+//!   current copy of each sector (newest in the replacement, else the primary's page: the
+//!   read path's own search) is marked valid; erased blocks are free, least worn first; the
+//!   sequence numbers continue past the highest found; the page cache starts empty. A write
+//!   completes once programmed and a fold or trim erases its old blocks in the same step, so
+//!   nothing acknowledged is lost, and trims (whole virtual blocks erased) persist.
+//!
 //! Choices where the paper is silent (tested in `tests/nftl.rs`):
 //! - The free-page pointer of each replacement block (Figure 2's "free page ptr") is kept in
 //!   RAM, one byte per virtual block, counted in `mapping_table_bytes`.
@@ -63,6 +75,7 @@ mod cache;
 mod check;
 mod config;
 mod fold_clock;
+mod recover;
 
 pub use config::{lookup_table_bytes, NftlConfig, RamCost, Sizing, PAGE_CACHE_ENTRY_BYTES};
 pub use fold_clock::worst_fold_ns;
@@ -778,6 +791,16 @@ impl Nftl {
 impl Ftl for Nftl {
     fn name(&self) -> &'static str {
         "nftl"
+    }
+    fn supports_recovery(&self) -> bool {
+        true
+    }
+    fn recover(
+        &mut self,
+        nand: &mut Nand,
+        scan: &mut super::mapping::RecoveryScan,
+    ) -> Result<(), SimError> {
+        self.rebuild(nand, scan)
     }
     fn logical_bytes(&self) -> u64 {
         u64::from(self.sizing.virtual_blocks)

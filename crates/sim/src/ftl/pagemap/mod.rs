@@ -22,6 +22,18 @@
 //!   waits behind them (docs/part-ftl.md, "Measured").
 //! - **TRIM** unmaps whole mapping units; partial units are left as they are.
 //!
+//! - **Power-loss recovery** (`recover.rs`): the scan reads the spare area of every written
+//!   page of every block (up to the first erased page), and the copy of each mapping unit with
+//!   the highest OOB sequence number wins (GC copies keep the number, so a copy and its
+//!   not-yet-erased source are the same data: the first found is kept). The winners are marked
+//!   valid and mapped; erased blocks are free (least worn first), every written block is
+//!   closed in its victim bucket with its valid count, **partly written blocks included**
+//!   (their free pages come back when GC collects them; new writes open fresh blocks, so no
+//!   page is programmed next to one a cut may have left half-programmed). The host sequence
+//!   counter continues past the highest number found. Data that was in the DRAM write buffer
+//!   is gone (writes acknowledged after the last completed flush may read their old data);
+//!   trims are not on flash, so a trimmed unit may come back.
+//!
 //! Choices where papers are silent: free blocks are reused oldest-first (spreads erases);
 //! programs from the host block count as host programs even when `separate_gc_stream` is off
 //! and they carry GC units.
@@ -29,6 +41,7 @@
 mod check;
 mod config;
 mod gc;
+mod recover;
 
 pub use super::mapping::VictimPolicy;
 pub use config::PagemapConfig;
@@ -661,6 +674,18 @@ impl Ftl for PageMap {
 
     fn state_bytes(&self) -> u64 {
         self.map.state_bytes() + self.blocks.state_bytes()
+    }
+
+    fn supports_recovery(&self) -> bool {
+        true
+    }
+
+    fn recover(
+        &mut self,
+        nand: &mut Nand,
+        scan: &mut super::mapping::RecoveryScan,
+    ) -> Result<(), SimError> {
+        self.rebuild(nand, scan)
     }
 }
 

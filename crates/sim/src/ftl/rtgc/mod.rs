@@ -24,6 +24,15 @@
 //!   (must stay 0 for an admitted task set) and `on_demand_collections` for writes without a
 //!   task (ordinary workloads and preconditioning, RTGC's non-real-time GC).
 //!
+//! - **Power-loss recovery** (`recover.rs`): nothing acknowledged is volatile (no write
+//!   buffer). The scan reads the spare area of every written page; the copy of each logical
+//!   page with the highest sequence number wins, and of a GC copy and its victim page (same
+//!   number) the copy in a partly written block. A die's partly written blocks become its
+//!   host and GC blocks again (fullest first; which was which does not matter for the data).
+//!   Collector jobs, tokens and reclamations in progress are RAM state and are gone: a
+//!   victim's collection restarts when it is chosen again, collectors restart with their
+//!   tasks' next writes. Sequence numbers continue past the highest found.
+//!
 //! Choices (docs/rtgc.md): a job collects on a die only while the die has at most
 //! `collector_free_blocks` free blocks (otherwise the free pages exist already); a victim's
 //! block returns to the free pool when its erase completes.
@@ -32,6 +41,7 @@ mod check;
 mod collector;
 mod config;
 mod gc;
+mod recover;
 
 pub use config::{alpha_pages, RtgcConfig, Sizing};
 
@@ -321,6 +331,18 @@ impl Ftl for Rtgc {
 
     fn state_bytes(&self) -> u64 {
         self.map.state_bytes() + self.blocks.state_bytes()
+    }
+
+    fn supports_recovery(&self) -> bool {
+        true
+    }
+
+    fn recover(
+        &mut self,
+        nand: &mut Nand,
+        scan: &mut super::mapping::RecoveryScan,
+    ) -> Result<(), SimError> {
+        self.rebuild(nand, scan)
     }
 }
 

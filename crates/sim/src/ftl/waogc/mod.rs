@@ -25,6 +25,15 @@
 //!   burst's handling (the board's request loop, docs/part-cosmos.md).
 //! - No admission control and no background GC (the host being idle does not collect).
 //!
+//! - **Power-loss recovery** (`recover.rs`): nothing acknowledged is volatile (no write
+//!   buffer). The scan reads the spare area of every written page; the copy of each logical
+//!   page with the highest sequence number wins, and of a GC copy and its victim page (same
+//!   number) the copy in a partly written block. Each die's partly written block becomes its
+//!   open block again (host writes continue at its write pointer); a die left without a free
+//!   block was collecting: its open block is the reserved one, and the collection restarts on
+//!   the greedy victim (copies per step: c, or the fewest that still fit the reserved block).
+//!   Sequence numbers continue past the highest found.
+//!
 //! Choices where the papers are vague (docs/wao-gc.md): the step after the write that opens
 //! the reserved block is the collection's first; a victim whose v would break n + v <= P
 //! (possible: greedy bounds v by the die's average, not by λ P exactly) is collected with more
@@ -34,6 +43,7 @@
 mod check;
 mod config;
 mod gc;
+mod recover;
 
 pub use config::{
     largest_ratio, max_victim_valid, ratio_allowed, ratio_bound, smallest_block_for_a_ratio,
@@ -297,6 +307,18 @@ impl Ftl for WaoGc {
 
     fn state_bytes(&self) -> u64 {
         self.map.state_bytes() + self.blocks.state_bytes()
+    }
+
+    fn supports_recovery(&self) -> bool {
+        true
+    }
+
+    fn recover(
+        &mut self,
+        nand: &mut Nand,
+        scan: &mut super::mapping::RecoveryScan,
+    ) -> Result<(), SimError> {
+        self.rebuild(nand, scan)
     }
 }
 
