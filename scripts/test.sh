@@ -20,6 +20,22 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     fi
 fi
 
+# The block-device tests (`flashlab serve`, crates/cli/tests/serve_clients.rs and
+# nbd_clients.rs) drive Debian's clients: fio, qemu-img/qemu-io, nbdinfo/nbdcopy/nbdfuse,
+# nbdkit, fuse2fs, e2fsprogs, fusermount. Installed here when missing and apt-get is usable;
+# otherwise those tests fail naming the package (FLASHLAB_SKIP_CLIENT_TESTS=1 skips them).
+clients="fio qemu-img qemu-io nbdinfo nbdcopy nbdfuse nbdkit fuse2fs mkfs.ext4 e2fsck fusermount"
+missing=$(for c in $clients; do command -v "$c" >/dev/null || echo "$c"; done)
+if [ -n "$missing" ] && command -v apt-get >/dev/null; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
+    echo "== installing the block-device test clients (missing: $(echo $missing))"
+    { $sudo apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+            fio qemu-utils libnbd-bin nbdkit fuse2fs e2fsprogs fuse3 >/dev/null; } ||
+        echo "warning: could not install the NBD test clients; their tests will fail" >&2
+fi
+
 echo "== installing flashlab (Python package, builds the Rust core)"
 python3 -m pip install --quiet --disable-pip-version-check ".[test]"
 

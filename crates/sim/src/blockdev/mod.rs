@@ -723,20 +723,19 @@ impl BlockDevice {
             return Err(SimError::RecoveryUnsupported { ftl: ftl.name() });
         }
         let layout = crate::nand::Layout::new(&config.geometry);
-        let mut nand = crate::nand::Nand::new(
-            layout,
-            ftl.units_per_page(),
-            config.host.sector_bytes,
-            true,
-        )
-        .with_rules(&config.nand);
+        let mut nand =
+            crate::nand::Nand::new(layout, ftl.units_per_page(), config.host.sector_bytes, true)
+                .with_rules(&config.nand);
         drop(ftl);
         let restore = image.restore(&mut nand)?;
         let clean_shutdown = image.superblock.clean_shutdown;
         let (sim, scan) = Simulation::recover(&config, nand)?;
         sim.check_invariants().map_err(|message| SimError::Ftl {
             ftl: sim.ftl().name(),
-            message: format!("state recovered from {} fails its checks: {message}", path.display()),
+            message: format!(
+                "state recovered from {} fails its checks: {message}",
+                path.display()
+            ),
         })?;
         image.superblock.clean_shutdown = false;
         image.write_superblock()?;
