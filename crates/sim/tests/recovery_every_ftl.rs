@@ -70,6 +70,15 @@ fn run(ftl: &str, extra: &[&str]) -> Vec<serde_json::Value> {
     reports
 }
 
+/// Without `ftl.gc_program_before_erase`, pagemap erases a victim while units it moved wait in
+/// a GC page in DRAM: a cut then loses them, flushed data included. The harness sees it.
+#[test]
+fn pagemap_without_program_before_erase_loses_moved_units() {
+    let cfg = set_up("pagemap", false, &["ftl.gc_program_before_erase=false"]);
+    let e = run_cuts(&cfg, 1, STEPS, QUEUE_DEPTH, CUTS).unwrap_err();
+    assert!(e.contains("data the model does not allow"), "{e}");
+}
+
 #[test]
 fn pagemap_recovers_at_every_cut() {
     run("pagemap", &[]);
@@ -177,7 +186,7 @@ fn pagemap_recovers_with_a_separate_gc_stream_and_copyback() {
 /// Set-ups of every FTL (as in `differential_every_ftl.rs`), to build each one.
 /// The FTLs' devices: the small device of `small_device` (2 dies of 2 planes x 16 blocks x 16
 /// pages of 8 KiB) unless the FTL needs another shape.
-const PAGE_MAPPED: &[&str] = &[];
+const PAGE_MAPPED: &[&str] = &["ftl.gc_program_before_erase=true"];
 const MT: &[&str] = &["geometry.page_bytes=4096"];
 /// Log-block FTLs: one die of 64 blocks of 16 pages of 2 KiB (their settings are in
 /// [`SET_UPS`]).

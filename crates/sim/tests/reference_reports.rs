@@ -138,11 +138,11 @@ const SCENARIOS: &[Scenario] = &[
 const EXPECTED: &[(&str, &str)] = &[
     (
         "pagemap/mixed",
-        "597d0d087ba3310ea36437cc7b27b6c8bd787af61f5bd05bfe3b5be0a7eaa18e",
+        "491e21cb42f6a74584782f942372d15e76f9c7b98c6221fd1c51737481af584e",
     ),
     (
         "pagemap/mixed-functional",
-        "95d2a8f8f78a092e83893cc7483c00d1cc2569f3fd782c6b8120bba6d6bd9957",
+        "96ac653949cd691482094b72134ff09f164f8ac4eb9a8806ccec3a410b2d2fd9",
     ),
     (
         "mt-ftl/mixed",

@@ -63,8 +63,7 @@ impl Nftl {
             vb_of[b] = vb;
             self.assign(vb, b as u32, r)?;
         }
-        for b in 0..blocks {
-            let vb = vb_of[b];
+        for (b, &vb) in vb_of.iter().enumerate() {
             if vb == NIL || self.primary[vb as usize] == b as u32 {
                 continue;
             }

@@ -26,6 +26,8 @@ settings! {
         multi_plane: bool = false, unit "";
         /// GC moves fully valid pages with copyback (no bus transfer) when it can.
         gc_copyback: bool = false, unit "";
+        /// GC programs the page holding a victim's last moved units (padded when partly filled) before it erases the victim, so a power cut never loses moved data (flash images, power-loss recovery); costs up to a page of padding per victim, so tiny blocks need more over-provisioning. false: the page waits in DRAM for more units (the papers' model).
+        gc_program_before_erase: bool = false, unit "";
         /// GC writes into its own open block per die, apart from host writes.
         separate_gc_stream: bool = true, unit "";
         /// FTL CPU time per mapping unit looked up for a read.

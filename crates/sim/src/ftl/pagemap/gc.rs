@@ -96,10 +96,14 @@ impl PageMap {
         }
         ctx.counters().record_victim(background);
         let moved = self.move_valid_units(ctx, die, victim)?;
-        // The victim's last units may wait in the GC page being assembled: program it (padded)
-        // before the erase, or a power cut in between would lose them (flushed data included).
+        // The victim's last units may wait in the GC page being assembled: with
+        // `gc_program_before_erase`, program it (padded) before the erase, or a power cut in
+        // between would lose them (flushed data included).
         let f = self.frontier_index(Stream::Gc, die);
-        if self.frontiers[f].open && self.frontiers[f].filled > 0 {
+        if self.cfg.gc_program_before_erase
+            && self.frontiers[f].open
+            && self.frontiers[f].filled > 0
+        {
             self.program_frontier(ctx, f)?;
         }
         ctx.counters().record_moved(moved, background);

@@ -11,7 +11,10 @@
 //!   or fewer and a host write needs a new block; in the background while the host is idle,
 //!   up to `gc_background_free_blocks`. The victim (greedy, cost-benefit or FIFO) has its valid
 //!   units read and rewritten into the die's GC block (or copied back when the page is fully
-//!   valid and `gc_copyback` is on), then it is erased. GC copies keep the unit's original OOB
+//!   valid and `gc_copyback` is on), then it is erased; with `gc_program_before_erase` the GC
+//!   page holding the victim's last units is programmed first (padded when partly filled), so
+//!   a power cut never finds a moved unit only in DRAM (off by default: the padding makes tiny
+//!   blocks need more over-provisioning, `tests/gc_headroom.rs`). GC copies keep the unit's original OOB
 //!   sequence number, so the newest copy of a unit is always identifiable.
 //! - **Reads during GC**: a moved unit is mapped to its GC page when the copy is issued (the
 //!   victim's erase is issued in the same step). Until that page is durable a host read of the
@@ -30,7 +33,9 @@
 //!   closed in its victim bucket with its valid count, **partly written blocks included**
 //!   (their free pages come back when GC collects them; new writes open fresh blocks, so no
 //!   page is programmed next to one a cut may have left half-programmed). The host sequence
-//!   counter continues past the highest number found. Data that was in the DRAM write buffer
+//!   counter continues past the highest number found. A device whose data must survive a cut
+//!   sets `gc_program_before_erase` (without it, units GC moved into a GC page still in DRAM
+//!   are lost with it, flushed or not: `tests/recovery_every_ftl.rs` shows it). Data that was in the DRAM write buffer
 //!   is gone (writes acknowledged after the last completed flush may read their old data);
 //!   trims are not on flash, so a trimmed unit may come back.
 //!
