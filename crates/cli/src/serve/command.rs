@@ -227,16 +227,35 @@ fn open_or_create(args: &ServeArgs) -> Result<(BlockDevice, Option<OpenReport>),
     if let Some(ftl) = &args.ftl {
         sets.insert(0, format!("ftl.name=\"{ftl}\""));
     }
-    let config = ExperimentConfig::load(&ConfigSource {
+    let mut config = ExperimentConfig::load(&ConfigSource {
         preset: args.device.as_deref(),
         file: args.config.as_deref(),
         sets: &sets,
     })?;
+    power_safe_defaults(&mut config, args);
     // A device beyond the machine's memory is refused before it is allocated.
     let mut served = config.clone();
     served.run.payloads = true;
     flashlab_sim::memory::check_available(&served)?;
     Ok((BlockDevice::create(&config, &args.image)?, None))
+}
+
+/// Settings a served device needs to keep flushed data through a power cut, where the user
+/// left them unset: pagemap's GC programs the GC page holding a victim's moved units before it
+/// erases the victim (`ftl.gc_program_before_erase`, off by default for the papers' set-ups,
+/// where nothing is ever cut).
+fn power_safe_defaults(config: &mut ExperimentConfig, args: &ServeArgs) {
+    const KEY: &str = "gc_program_before_erase";
+    let in_file = args
+        .config
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .is_some_and(|text| text.contains(KEY));
+    let in_sets = args.sets.iter().any(|s| s.contains(KEY));
+    if config.ftl_name() == "pagemap" && !in_file && !in_sets {
+        config.ftl.insert(KEY.into(), toml::Value::Boolean(true));
+        eprintln!("note: pagemap served with ftl.{KEY}=true (power-loss safe GC; --set ftl.{KEY}=false to turn it off)");
+    }
 }
 
 fn export_of(device: &BlockDevice, name: &str) -> Export {
@@ -346,6 +365,10 @@ impl<'a, 'w> DeviceLoop<'a, 'w> {
 
     /// Serves jobs until `stop` is set or the connections' sender is gone.
     fn run(&mut self, jobs: &Receiver<Job>, stop: &AtomicBool) -> Result<(), SimError> {
+        if self.clock == Clock::Real {
+            // Wake-ups on time rather than grouped up to 50 us late (the default slack).
+            let _ = nix::sys::prctl::set_timerslack(1);
+        }
         while !stop.load(Ordering::Relaxed) {
             if !self.serve_once(jobs)? {
                 break;
@@ -417,11 +440,12 @@ impl<'a, 'w> DeviceLoop<'a, 'w> {
     }
 
     /// How long to block for a job: fast clock, not while requests are in flight; paced,
-    /// until the next simulated event is due (spinning its last 500 us).
+    /// until the next simulated event is due (spinning its last 40 us).
     fn idle_wait(&self) -> Option<Duration> {
         const IDLE: Duration = Duration::from_millis(100);
-        // Sleeping overshoots by tens of microseconds: the last stretch is spun.
-        const SPIN: Duration = Duration::from_micros(500);
+        // A sleep ends up to tens of microseconds late even with no timer slack: the last
+        // stretch before an event is spun.
+        const SPIN: Duration = Duration::from_micros(40);
         match self.clock {
             Clock::Fast if self.owed.is_empty() => Some(IDLE),
             Clock::Fast => None,
