@@ -1,6 +1,6 @@
 //! Every registered FTL as a block device with real bytes (`blockdev`, what `flashlab serve`
 //! exports): random writes of 1 to 16 sectors at any sector, reads, trims and flushes, up to
-//! 16 in flight, three times the logical space written so GC moves data, every read compared
+//! 16 in flight, twice the logical space written so GC moves data, every read compared
 //! byte for byte with a shadow copy; the flash image is checked to be sparse and the staged
 //! bytes to be released.
 
@@ -12,14 +12,25 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 mod small_device;
-use small_device::{config, SET_UPS};
+use flashlab_sim::config::ExperimentConfig;
+use small_device::{set_up, SET_UPS};
 
 /// What the shadow knows of a sector: its bytes, or unknown after a trim.
 type Shadow = Vec<Option<Vec<u8>>>;
 
 fn run(ftl: &str, seed: u64) {
-    let mut cfg = config(ftl, false);
-    cfg.run.precondition = 0.0;
+    let (preset, mut sets) = set_up(ftl);
+    // Smaller devices where the shared set-up is large (a test of seconds, not a minute).
+    let smaller: &[&str] = match ftl {
+        "part-ftl" => &["geometry.pages_per_block=8"],
+        "dftl" | "dftl-entry" | "cdftl" | "fmmu" => {
+            &["geometry.blocks_per_plane=32", "ftl.over_provisioning=0.3"]
+        }
+        _ => &[],
+    };
+    sets.extend(smaller.iter().map(|s| s.to_string()));
+    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+    let cfg = ExperimentConfig::with_sets(preset, &sets).unwrap_or_else(|e| panic!("{ftl}: {e}"));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("flash.img");
     let mut dev = BlockDevice::create(&cfg, &path).unwrap_or_else(|e| panic!("{ftl}: {e}"));
@@ -30,25 +41,19 @@ fn run(ftl: &str, seed: u64) {
     let mut expected: HashMap<u64, (u64, Vec<Option<Vec<u8>>>)> = HashMap::new();
     let mut finished = Vec::new();
     let mut written = 0u64;
-    let target = 3 * dev.size_bytes();
+    let target = 2 * dev.size_bytes();
     let mut in_flight = 0usize;
     let mut reads_checked = 0u64;
-    let mut shadow_hist: Vec<Vec<u8>> = Vec::new();
     while written < target || in_flight > 0 {
         while written < target && in_flight < 16 {
             let len = rng.random_range(1..=16u64).min(sectors);
             let first = rng.random_range(0..=sectors - len);
             let pick = rng.random_range(0..100);
-            let pick = match std::env::var("MIX").as_deref() {
-                Ok("wr") => pick.min(89),
-                _ => pick,
-            };
             let command = if pick < 55 {
                 let data: Vec<u8> = (0..len * sb).map(|_| rng.random()).collect();
                 for (i, s) in (first..first + len).enumerate() {
                     let at = i * sb as usize;
                     shadow[s as usize] = Some(data[at..at + sb as usize].to_vec());
-                    shadow_hist.push(data[at..at + sb as usize].to_vec());
                 }
                 written += len * sb;
                 Command::Write {
@@ -98,16 +103,6 @@ fn run(ftl: &str, seed: u64) {
             for (i, w) in want.iter().enumerate() {
                 if let Some(w) = w {
                     let at = i * sb as usize;
-                    if &got[at..at + sb as usize] != w.as_slice() {
-                        let pos =
-                            |d: &[u8]| shadow_hist.iter().position(|h: &Vec<u8>| h.as_slice() == d);
-                        eprintln!(
-                            "got matches write #{:?}, want #{:?}; zeros {}",
-                            pos(&got[at..at + sb as usize]),
-                            pos(w),
-                            got[at..at + sb as usize].iter().all(|&b| b == 0)
-                        );
-                    }
                     assert!(
                         &got[at..at + sb as usize] == w.as_slice(),
                         "{ftl} seed {seed}: sector {} read back other bytes",
@@ -124,7 +119,7 @@ fn run(ftl: &str, seed: u64) {
     let c = dev.counters();
     assert_eq!(c.missing_sectors, 0, "{ftl}: sectors found nowhere");
     assert!(c.blocks_erased > 0, "{ftl}: no GC happened ({c:?})");
-    assert!(reads_checked > 100, "{ftl}: only {reads_checked} reads");
+    assert!(reads_checked > 50, "{ftl}: only {reads_checked} reads");
     // Sparse: the disk the image takes is at most what the flash holds written, not its
     // apparent size.
     use std::os::unix::fs::MetadataExt;
@@ -140,9 +135,8 @@ fn run(ftl: &str, seed: u64) {
 #[test]
 fn every_ftl_serves_real_bytes() {
     for &(ftl, ..) in SET_UPS {
-        if std::env::var("ONLY").is_ok_and(|o| o != ftl) {
-            continue;
-        }
+        let started = std::time::Instant::now();
         run(ftl, 1);
+        eprintln!("{ftl}: {:.1} s", started.elapsed().as_secs_f64());
     }
 }

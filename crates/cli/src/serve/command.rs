@@ -109,7 +109,7 @@ pub fn serve_command(args: &ServeArgs) -> Result<i32, SimError> {
         message: format!("cannot listen: {e}"),
     })?;
     let stop = Arc::new(AtomicBool::new(false));
-    install_stop_signals(&stop)?;
+    let _signals = StopSignals::install(&stop)?;
     let (tx, rx) = std::sync::mpsc::channel::<Job>();
     let mut recorder_file = match &args.record {
         Some(path) => Some(BufWriter::new(std::fs::File::create(path).map_err(
@@ -314,15 +314,32 @@ fn announce(
     eprintln!("listening on {listen} (NBD URI {})", listen.nbd_uri());
 }
 
-/// Sets `stop` on SIGINT and SIGTERM.
-fn install_stop_signals(stop: &Arc<AtomicBool>) -> Result<(), SimError> {
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(stop)).map_err(|e| SimError::Input {
-            location: "serve".into(),
-            message: format!("cannot install the signal handler: {e}"),
-        })?;
+/// Sets `stop` on SIGINT and SIGTERM until dropped (the server then stops gracefully; a
+/// process that called `flashlab serve` from Python gets its handlers back).
+struct StopSignals(Vec<signal_hook::SigId>);
+
+impl StopSignals {
+    fn install(stop: &Arc<AtomicBool>) -> Result<Self, SimError> {
+        let mut ids = Vec::new();
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            let id = signal_hook::flag::register(signal, Arc::clone(stop)).map_err(|e| {
+                SimError::Input {
+                    location: "serve".into(),
+                    message: format!("cannot install the signal handler: {e}"),
+                }
+            })?;
+            ids.push(id);
+        }
+        Ok(StopSignals(ids))
     }
-    Ok(())
+}
+
+impl Drop for StopSignals {
+    fn drop(&mut self) {
+        for id in self.0.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
 }
 
 /// The device thread's state: the device, the replies owed, the clock.

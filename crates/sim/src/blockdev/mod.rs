@@ -430,12 +430,19 @@ impl BlockDevice {
         Some(finished)
     }
 
-    /// A trim of `sectors` from `first` completed: their staged data written before it
-    /// (versions up to `before`) is needed no more.
+    /// A trim of `sectors` from `first` completed: the staged data of its whole trim units
+    /// written before it (versions up to `before`) is needed no more.
     fn drop_staged(&mut self, first: u64, sectors: u64, before: u64) {
+        // Only whole aligned trim units are deallocated (the rest keeps its data).
+        let unit = u64::from(self.sim.ftl().trim_unit_bytes()) / self.sector_bytes;
+        let unit = unit.max(1);
+        let (start, end) = (first.div_ceil(unit) * unit, (first + sectors) / unit * unit);
+        if start >= end {
+            return;
+        }
         let gone: Vec<(u64, u64)> = self
             .staged_index
-            .range((first, 0)..(first + sectors, 0))
+            .range((start, 0)..(end, 0))
             .filter(|&&(_, v)| v <= before)
             .copied()
             .collect();
@@ -652,9 +659,6 @@ impl BlockDevice {
                     // host write or trim): no bytes are kept for it. A read that ever gets
                     // this copy fails instead of returning zeros.
                     self.counters.sectors_without_data += 1;
-                    let at = u64::from(ppn) * u64::from(self.sectors_per_page())
-                        + (slot * us + within) as u64;
-                    self.hollow.insert(at);
                 }
             }
         }
