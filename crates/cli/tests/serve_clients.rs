@@ -259,7 +259,7 @@ fn qemu_and_nbdcopy_read_and_write() {
     let up = dir.path().join("up.bin");
     let down = dir.path().join("down.bin");
     let bytes: Vec<u8> = (0..size as usize)
-        .map(|i| (i * 2654435761usize >> 13) as u8)
+        .map(|i| ((i * 2654435761usize) >> 13) as u8)
         .collect();
     std::fs::write(&up, &bytes).unwrap();
     run(Command::new("nbdcopy").arg(&up).arg(served.uri()));

@@ -136,7 +136,7 @@ pub struct BlockDevice {
     hollow: BTreeSet<u64>,
     newest: Vec<NewestCopy>,
     reads: HashMap<u64, PendingRead>,
-    /// Flushes issued for FUA writes: flush ticket -> (write ticket, write arrival).
+    /// Flushes issued for completed FUA writes: flush ticket -> (write ticket, write arrival).
     fua: HashMap<u64, (u64, u64)>,
     /// FUA writes whose own completion is not answered (their flush's is).
     fua_writes: HashSet<u64>,
@@ -236,7 +236,7 @@ impl BlockDevice {
     }
 
     /// Submits a command arriving now; returns its ticket (a FUA write finishes when the
-    /// flush that follows it does).
+    /// flush issued after its completion does).
     pub fn submit(&mut self, command: Command) -> Result<u64, SimError> {
         if let Some(why) = &self.failed {
             return Err(SimError::Input {
@@ -270,8 +270,6 @@ impl BlockDevice {
                 let t = self.sim.submit_served(request(Op::Write, offset, len))?;
                 self.stage(offset / self.sector_bytes, t.version, data);
                 if fua {
-                    let f = self.sim.submit_served(request(Op::Flush, 0, 0))?;
-                    self.fua.insert(f.ticket, (t.ticket, self.sim.now()));
                     self.fua_writes.insert(t.ticket);
                 }
                 Ok(t.ticket)
@@ -413,8 +411,25 @@ impl BlockDevice {
                     self.drop_staged(first, sectors, before);
                 }
             }
-            // A FUA write is answered when its flush completes.
-            Op::Write if self.fua_writes.remove(&s.ticket) => return None,
+            // A FUA write is followed by a flush once it completed (a flush covers only the
+            // writes completed before it arrived), and answered when that flush completes.
+            Op::Write if self.fua_writes.remove(&s.ticket) => {
+                let flush = Request {
+                    arrival_ns: 0,
+                    op: Op::Flush,
+                    offset_bytes: 0,
+                    len_bytes: 0,
+                    deadline_ns: 0,
+                    task: None,
+                };
+                match self.sim.submit_served(flush) {
+                    Ok(f) => {
+                        self.fua.insert(f.ticket, (s.ticket, s.arrival_ns));
+                        return None;
+                    }
+                    Err(e) => finished.result = Err(e.to_string()),
+                }
+            }
             Op::Write => {}
             Op::Flush => {
                 if let Some((write, write_arrival)) = self.fua.remove(&s.ticket) {
@@ -659,6 +674,9 @@ impl BlockDevice {
                     // host write or trim): no bytes are kept for it. A read that ever gets
                     // this copy fails instead of returning zeros.
                     self.counters.sectors_without_data += 1;
+                    let physical = u64::from(ppn) * u64::from(self.sectors_per_page())
+                        + (slot * us + within) as u64;
+                    self.hollow.insert(physical);
                 }
             }
         }
@@ -773,5 +791,86 @@ fn note_newest(newest: &mut [NewestCopy], lpn: u32, slot: u32, seq: u64) {
                 seq,
             };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(dir: &Path) -> BlockDevice {
+        let cfg = ExperimentConfig::with_sets(
+            "default",
+            &[
+                "geometry.channels=2",
+                "geometry.chips_per_channel=1",
+                "geometry.dies_per_chip=1",
+                "geometry.blocks_per_plane=16",
+                "geometry.pages_per_block=16",
+                "ftl.over_provisioning=0.3",
+            ],
+        )
+        .unwrap();
+        BlockDevice::create(&cfg, &dir.join("flash.img")).unwrap()
+    }
+
+    fn run(dev: &mut BlockDevice, command: Command) -> Finished {
+        let ticket = dev.submit(command).unwrap();
+        let mut out = Vec::new();
+        loop {
+            dev.run_until_served().unwrap();
+            dev.collect(&mut out).unwrap();
+            if let Some(at) = out.iter().position(|f| f.ticket == ticket) {
+                return out.swap_remove(at);
+            }
+        }
+    }
+
+    #[test]
+    fn flushed_bytes_come_from_the_image_and_a_hollow_copy_fails_the_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut dev = device(dir.path());
+        let data: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 3) as u8).collect();
+        let offset = 64 * 1024;
+        run(
+            &mut dev,
+            Command::Write {
+                offset,
+                data: data.clone(),
+                fua: true,
+            },
+        );
+        assert_eq!(
+            dev.counters().staged_bytes,
+            0,
+            "the FUA write is on flash: {:?}",
+            dev.counters()
+        );
+        let read = |dev: &mut BlockDevice| {
+            run(
+                dev,
+                Command::Read {
+                    offset,
+                    len: data.len() as u64,
+                },
+            )
+            .result
+        };
+        assert_eq!(read(&mut dev), Ok(Some(data.clone())));
+        // The copy read from the image, marked as programmed without its bytes: the read
+        // fails instead of returning the zeros written there.
+        let lpn = offset / dev.sector_bytes() / dev.unit_sectors;
+        let slot = dev.newest[lpn as usize].slot_plus_one - 1;
+        let (ppn, at) = dev.sector_place(slot, 0);
+        let physical = u64::from(ppn) * u64::from(dev.sectors_per_page()) + u64::from(at) / 512;
+        dev.hollow.insert(physical);
+        let failed = read(&mut dev);
+        assert!(
+            failed
+                .as_ref()
+                .is_err_and(|e| e.contains("neither staged nor on the flash")),
+            "{failed:?}"
+        );
+        assert_eq!(dev.counters().missing_sectors, 1);
     }
 }
