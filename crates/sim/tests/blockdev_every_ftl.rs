@@ -38,7 +38,7 @@ fn run(ftl: &str, seed: u64) {
     let sectors = dev.size_bytes() / sb;
     let mut shadow: Shadow = vec![Some(vec![0; sb as usize]); sectors as usize];
     let mut rng = Pcg64Mcg::seed_from_u64(seed);
-    let mut expected: HashMap<u64, (u64, Vec<Option<Vec<u8>>>)> = HashMap::new();
+    let mut expected: HashMap<u64, (u64, Shadow)> = HashMap::new();
     let mut finished = Vec::new();
     let mut written = 0u64;
     let target = 2 * dev.size_bytes();
