@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark of `flashlab serve` (issue 30): IOPS served with --clock fast over a Unix socket
 # at queue depth 32 (fio's nbd engine, 4 KiB random reads and writes, 50/50, for SECONDS), and
-# the wall time to reopen a 16 GiB image (the `default` preset: 16 GiB raw) after GIB GiB were
-# written to it (its pages read back and the FTL's power-up scan). Prints one line of figures
-# and writes them as JSON to OUT (default /tmp/flashlab-bench-serve.json).
-# Usage: scripts/bench-serve.sh [SECONDS] [GIB] [OUT]   (needs fio and flashlab on PATH)
+# the wall time to reopen a 16 GiB image (the `default` preset: 16 GiB raw) after MIB MiB were
+# written to it (its pages read back and the FTL's power-up scan over every page). Prints one
+# line of figures and writes them as JSON to OUT (default /tmp/flashlab-bench-serve.json).
+# Usage: scripts/bench-serve.sh [SECONDS] [MIB] [OUT]   (needs fio and flashlab on PATH)
 set -euo pipefail
 seconds=${1:-10}
-gib=${2:-1}
+mib=${2:-1024}
 out=${3:-/tmp/flashlab-bench-serve.json}
 dir=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
@@ -28,9 +28,9 @@ start_server() {
 
 start_server --device default
 fio --name=fill --ioengine=nbd --uri="$uri" --rw=write --bs=1m --iodepth=8 \
-    --size="${gib}g" --output-format=terse >/dev/null
+    --size="${mib}m" --output-format=terse >/dev/null
 fio --name=qd32 --ioengine=nbd --uri="$uri" --rw=randrw --bs=4k --iodepth=32 \
-    --size="${gib}g" --time_based --runtime="$seconds" --output-format=json \
+    --size="${mib}m" --time_based --runtime="$seconds" --output-format=json \
     >"$dir/fio.json"
 kill -INT $server
 wait $server
@@ -38,7 +38,7 @@ start_server
 recovered=$(grep "^recovered:" "$dir/serve.log")
 kill -INT $server
 wait $server
-python3 - "$dir/fio.json" "$recovered" "$out" "$seconds" "$gib" <<'PY'
+python3 - "$dir/fio.json" "$recovered" "$out" "$seconds" "$mib" <<'PY'
 import json, re, sys
 text = open(sys.argv[1]).read()
 fio = json.loads(text[text.index("{"):])
@@ -52,7 +52,7 @@ figures = {
     "serve_iops_qd32_fast_unix": round(iops),
     "serve_seconds": int(sys.argv[4]),
     "image_gib": 16,
-    "written_gib": float(sys.argv[5]),
+    "written_mib": int(sys.argv[5]),
     "recovery_wall_s": wall,
     "recovery_scan_simulated_ms": sim_ms,
     "recovery_pages_read_back": pages,
@@ -60,7 +60,7 @@ figures = {
 json.dump(figures, open(sys.argv[3], "w"), indent=1)
 print(
     f"serve: {iops:,.0f} IOPS (fio 4 KiB randrw, QD 32, --clock fast, Unix socket); "
-    f"recovery of a 16 GiB image with {figures['written_gib']:g} GiB written: "
+    f"recovery of a 16 GiB image with {figures['written_mib']} MiB written: "
     f"{wall:.2f} s wall ({pages:,} pages read back, FTL scan {sim_ms:.1f} ms simulated)"
 )
 PY

@@ -11,7 +11,6 @@ use flashlab_sim::testing::recovery::{run_cuts, Cut};
 use flashlab_sim::{SimError, Simulation};
 
 mod small_device;
-use small_device::SMALL_DEVICE;
 
 /// Requests per batch (and the most in flight at a cut).
 const QUEUE_DEPTH: usize = 16;
@@ -183,107 +182,17 @@ fn pagemap_recovers_with_a_separate_gc_stream_and_copyback() {
     );
 }
 
-/// Set-ups of every FTL (as in `differential_every_ftl.rs`), to build each one.
-/// The FTLs' devices: the small device of `small_device` (2 dies of 2 planes x 16 blocks x 16
-/// pages of 8 KiB) unless the FTL needs another shape.
-const PAGE_MAPPED: &[&str] = &["ftl.gc_program_before_erase=true"];
-const MT: &[&str] = &["geometry.page_bytes=4096"];
-/// Log-block FTLs: one die of 64 blocks of 16 pages of 2 KiB (their settings are in
-/// [`SET_UPS`]).
-const LOG_BLOCK: &[&str] = &[
-    "geometry.channels=1",
-    "geometry.planes_per_die=1",
-    "geometry.blocks_per_plane=64",
-    "geometry.page_bytes=2048",
-    "geometry.oob_bytes=64",
-];
-/// NFTL: the small-block chip with 48 blocks of 16 pages and few spare blocks (folds and GC
-/// all the time).
-const NFTL: &[&str] = &[
-    "geometry.blocks_per_plane=48",
-    "geometry.pages_per_block=16",
-    "ftl.over_provisioning=0.07",
-];
-/// Demand-paged map caches: the `cosmos` board's 16 dies with 64 blocks of 16 pages each
-/// (small blocks: GC chains victims into part-full GC blocks all the time, where a padded GC
-/// page once left a die without a free block), their default caches.
-const DEMAND: &[&str] = &[
-    "geometry.blocks_per_plane=64",
-    "geometry.pages_per_block=16",
-];
-/// PaRT-FTL: the `default` preset's 8 channels x 8 ways (7 data ways and parity), 16 blocks
-/// of 32 pages per plane (512 MiB), its default write buffer.
-const PART: &[&str] = &[
-    "geometry.blocks_per_plane=16",
-    "geometry.pages_per_block=32",
-];
-/// Real-time baselines: GC all the time on one die of 16 blocks of 8 pages (at λ 0.45).
-const REAL_TIME: &[&str] = &[
-    "geometry.channels=1",
-    "geometry.planes_per_die=1",
-    "geometry.pages_per_block=8",
-];
-
-/// Every registered FTL: preset, device settings on top of [`SMALL_DEVICE`] (whose `ftl.*`
-/// settings are dropped for FTLs that size their logical space otherwise) and FTL settings.
-const SET_UPS: &[(&str, &str, &[&str], &[&str])] = &[
-    ("pagemap", "default", PAGE_MAPPED, &[]),
-    ("mt-ftl", "default", MT, &[]),
-    ("st-ftl", "default", MT, &[]),
-    ("bast", "default", LOG_BLOCK, &["ftl.log_blocks=6"]),
-    ("fast", "default", LOG_BLOCK, &["ftl.log_blocks=6"]),
-    (
-        "sast",
-        "default",
-        LOG_BLOCK,
-        &[
-            "ftl.log_blocks=8",
-            "ftl.set_data_blocks=4",
-            "ftl.set_log_blocks=2",
-        ],
-    ),
-    (
-        "kast",
-        "default",
-        LOG_BLOCK,
-        &["ftl.log_blocks=6", "ftl.max_associativity=3"],
-    ),
-    ("nftl", "nftl-samsung", NFTL, &[]),
-    ("dftl", "cosmos", DEMAND, &[]),
-    ("dftl-entry", "cosmos", DEMAND, &[]),
-    ("cdftl", "cosmos", DEMAND, &[]),
-    ("fmmu", "cosmos", DEMAND, &[]),
-    ("part-ftl", "default", PART, &[]),
-    ("wao-gc", "default", REAL_TIME, &["ftl.logical_ratio=0.45"]),
-    ("rtgc", "default", REAL_TIME, &["ftl.logical_ratio=0.45"]),
-];
-
-/// The configuration of `ftl`'s set-up, timed or functional-only.
+/// The configuration of `ftl`'s set-up (`small_device`'s, shared with the differential
+/// test), timed or functional-only, filled first; pagemap with its power-loss-safe GC
+/// (`ftl.gc_program_before_erase`).
 fn set_up(ftl: &str, functional: bool, extra: &[&str]) -> ExperimentConfig {
-    let &(_, preset, device, settings) = SET_UPS
-        .iter()
-        .find(|(name, ..)| *name == ftl)
-        .unwrap_or_else(|| panic!("FTL `{ftl}` has no set-up in SET_UPS"));
-    let name = format!("ftl.name=\"{ftl}\"");
-    let mode = format!("run.functional_only={functional}");
-    let own_sizing = matches!(
-        ftl,
-        "bast" | "fast" | "sast" | "kast" | "part-ftl" | "wao-gc" | "rtgc"
-    );
-    let mut all: Vec<&str> = if preset == "default" && ftl != "part-ftl" {
-        SMALL_DEVICE
-            .iter()
-            .copied()
-            .filter(|s| !(own_sizing && s.starts_with("ftl.")))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    all.extend([name.as_str(), mode.as_str()]);
-    all.extend_from_slice(FILLED);
-    all.extend_from_slice(device);
-    all.extend_from_slice(settings);
-    all.extend_from_slice(extra);
+    let (preset, mut all) = small_device::set_up(ftl);
+    if ftl == "pagemap" {
+        all.push("ftl.gc_program_before_erase=true".into());
+    }
+    all.push(format!("run.functional_only={functional}"));
+    all.extend(FILLED.iter().chain(extra).map(|s| s.to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
     ExperimentConfig::with_sets(preset, &all).unwrap_or_else(|e| panic!("{ftl}: {e}"))
 }
 

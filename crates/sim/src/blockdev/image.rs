@@ -141,7 +141,7 @@ impl FlashImage {
         let upp = nand.units_per_page() as usize;
         let spp = nand.sectors_per_page() as usize;
         let record_bytes = Self::record_bytes(upp, spp);
-        let (records_offset, data_offset) = Self::offsets(&layout, record_bytes);
+        let (_, data_offset) = Self::offsets(&layout, record_bytes);
         let toml = toml::to_string(&config.to_table()).map_err(|e| {
             format_error(path, format!("cannot write the configuration as TOML: {e}"))
         })?;
@@ -160,19 +160,7 @@ impl FlashImage {
         let total = data_offset + u64::from(layout.pages()) * u64::from(layout.page_bytes);
         file.set_len(total)
             .map_err(|e| io_error(path, "cannot size the (sparse) flash image", e))?;
-        let mut image = FlashImage {
-            file,
-            path: path.to_path_buf(),
-            layout,
-            units_per_page: upp,
-            sectors_per_page: spp,
-            record_bytes,
-            records_offset,
-            data_offset,
-            scratch: Vec::new(),
-            hints: vec![0; layout.blocks() as usize],
-            superblock,
-        };
+        let mut image = Self::assemble(file, path, layout, superblock);
         image.write_superblock()?;
         image.sync()?;
         Ok(image)
@@ -239,21 +227,25 @@ impl FlashImage {
                 "superblock geometry does not match its configuration (damaged image)".into(),
             ));
         }
-        let (records_offset, data_offset) = Self::offsets(&layout, record_bytes);
-        let image = FlashImage {
+        Ok((Self::assemble(file, path, layout, superblock), config))
+    }
+
+    /// The open image of `file`, laid out for `layout` and the superblock's record size.
+    fn assemble(file: File, path: &Path, layout: Layout, superblock: Superblock) -> Self {
+        let (records_offset, data_offset) = Self::offsets(&layout, superblock.record_bytes);
+        FlashImage {
             file,
             path: path.to_path_buf(),
             layout,
-            units_per_page: upp,
-            sectors_per_page: spp,
-            record_bytes,
+            units_per_page: superblock.units_per_page as usize,
+            sectors_per_page: superblock.sectors_per_page as usize,
+            record_bytes: superblock.record_bytes,
             records_offset,
             data_offset,
             scratch: Vec::new(),
             hints: vec![0; layout.blocks() as usize],
             superblock,
-        };
-        Ok((image, config))
+        }
     }
 
     pub fn path(&self) -> &Path {
