@@ -258,3 +258,40 @@ pub fn mark_newest_valid(
     }
     Ok(n)
 }
+
+/// The scan every page-mapped FTL makes (pagemap, mt-ftl, wao-gc, rtgc): the newest copy of
+/// each of `logical_units` units (`preferred` breaks a tie of equal sequence numbers, a GC
+/// copy and its source), marked valid and entered in `map`; the blocks counted and `blocks`
+/// rebuilt, host units numbered past the newest. Returns that highest sequence number (the
+/// FTL numbers its next writes past it).
+pub fn recover_page_map(
+    nand: &mut Nand,
+    scan: &mut RecoveryScan,
+    logical_units: u32,
+    preferred: impl Fn(&Nand, UnitAddr) -> bool,
+    map: &mut super::MapTable,
+    blocks: &mut super::Blocks,
+    ftl: &'static str,
+) -> Result<u64, SimError> {
+    let found = {
+        let nand: &Nand = nand;
+        newest_copies(nand, scan, logical_units, |unit| preferred(nand, unit))?
+    };
+    scan.units_recovered = mark_newest_valid(nand, &found, ftl)?;
+    for (lpn, &unit) in found.slot.iter().enumerate() {
+        if unit != UNMAPPED {
+            map.set(lpn as u32, unit);
+        }
+    }
+    scan.count_blocks(nand);
+    blocks.recover(nand, found.max_seq, |_| false);
+    Ok(found.max_seq)
+}
+
+/// Whether `unit` lies in a partly written block (a die's open GC block at the cut: its copy
+/// of a unit wins the tie with the victim's, which carries the same sequence number).
+pub fn in_partly_written_block(nand: &Nand, unit: UnitAddr) -> bool {
+    let layout = nand.layout();
+    let written = nand.block(layout.block_of(nand.ppn_of_unit(unit))).write_ptr;
+    (1..layout.pages_per_block).contains(&written)
+}

@@ -2,8 +2,8 @@
 //! `ftl/mapping/recovery.rs`).
 
 use super::Rtgc;
-use crate::ftl::mapping::recovery::{mark_newest_valid, newest_copies};
-use crate::ftl::mapping::{RecoveryScan, Stream, UNMAPPED};
+use crate::ftl::mapping::recovery::{in_partly_written_block, recover_page_map};
+use crate::ftl::mapping::{RecoveryScan, Stream};
 use crate::nand::Nand;
 use crate::SimError;
 
@@ -14,24 +14,17 @@ impl Rtgc {
         scan: &mut RecoveryScan,
     ) -> Result<(), SimError> {
         let ppb = self.layout.pages_per_block;
-        let layout = self.layout;
         // A GC copy and its victim page carry the same sequence number: the copy (in a
         // partly written block, the die's GC block) wins.
-        let found = {
-            let nand_ref: &Nand = nand;
-            newest_copies(nand_ref, scan, self.sizing.logical_pages, |unit| {
-                (1..ppb).contains(&nand_ref.block(layout.block_of(unit)).write_ptr)
-            })?
-        };
-        scan.units_recovered = mark_newest_valid(nand, &found, "rtgc")?;
-        for (lpn, &ppn) in found.slot.iter().enumerate() {
-            if ppn != UNMAPPED {
-                self.map.set(lpn as u32, ppn);
-            }
-        }
-        scan.count_blocks(nand);
-        self.pages_written = found.max_seq;
-        self.blocks.recover(nand, self.pages_written, |_| false);
+        self.pages_written = recover_page_map(
+            nand,
+            scan,
+            self.sizing.logical_pages,
+            in_partly_written_block,
+            &mut self.map,
+            &mut self.blocks,
+            "rtgc",
+        )?;
         // Each die's partly written blocks (its host and GC blocks at the cut; which was
         // which does not matter for the data) are its host and GC blocks again, fullest
         // first; any further one stays closed.

@@ -4,8 +4,8 @@
 use super::config::steps_for;
 use super::{Collection, WaoGc};
 use crate::flash::NIL;
-use crate::ftl::mapping::recovery::{image_error, mark_newest_valid, newest_copies};
-use crate::ftl::mapping::{RecoveryScan, Stream, UNMAPPED};
+use crate::ftl::mapping::recovery::{image_error, in_partly_written_block, recover_page_map};
+use crate::ftl::mapping::{RecoveryScan, Stream};
 use crate::nand::Nand;
 use crate::SimError;
 
@@ -15,26 +15,17 @@ impl WaoGc {
         nand: &mut Nand,
         scan: &mut RecoveryScan,
     ) -> Result<(), SimError> {
-        let ppb = self.layout.pages_per_block;
-        let partly = |b| (1..ppb).contains(&nand.block(b).write_ptr);
         // A GC copy and its victim page carry the same sequence number: the copy, in the
         // die's open (reserved) block, wins, so the victim keeps only what is left to move.
-        let found = {
-            let layout = self.layout;
-            let nand_ref: &Nand = nand;
-            newest_copies(nand_ref, scan, self.sizing.logical_pages, |unit| {
-                partly(layout.block_of(unit))
-            })?
-        };
-        scan.units_recovered = mark_newest_valid(nand, &found, "wao-gc")?;
-        for (lpn, &ppn) in found.slot.iter().enumerate() {
-            if ppn != UNMAPPED {
-                self.map.set(lpn as u32, ppn);
-            }
-        }
-        scan.count_blocks(nand);
-        self.pages_written = found.max_seq;
-        self.blocks.recover(nand, self.pages_written, |_| false);
+        self.pages_written = recover_page_map(
+            nand,
+            scan,
+            self.sizing.logical_pages,
+            in_partly_written_block,
+            &mut self.map,
+            &mut self.blocks,
+            "wao-gc",
+        )?;
         for die in 0..self.layout.dies() {
             self.rebuild_die(nand, die)?;
         }
