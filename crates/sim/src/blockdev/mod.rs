@@ -145,7 +145,12 @@ pub struct BlockDevice {
     served: Vec<Served>,
     deliveries: Vec<Delivered>,
     page_buf: Vec<u8>,
+    /// The stored data versions of page `versions_of` (a GC copy's source), read once per
+    /// page being mirrored.
     versions_buf: Vec<u64>,
+    versions_of: Option<Ppn>,
+    /// Staged keys a trim drops (reused).
+    keys_scratch: Vec<(u64, u64)>,
     counters: DataCounters,
     /// The image could not be written: every later command fails.
     failed: Option<String>,
@@ -189,6 +194,8 @@ impl BlockDevice {
             deliveries: Vec::new(),
             page_buf: vec![0; layout.page_bytes as usize],
             versions_buf: Vec::new(),
+            versions_of: None,
+            keys_scratch: Vec::new(),
             counters: DataCounters::default(),
             failed: None,
         };
@@ -244,17 +251,11 @@ impl BlockDevice {
                 message: format!("the device failed earlier: {why}"),
             });
         }
-        let request = |op, offset, len| Request {
-            arrival_ns: 0,
-            op,
-            offset_bytes: offset,
-            len_bytes: len,
-            deadline_ns: 0,
-            task: None,
-        };
         match command {
             Command::Read { offset, len } => {
-                let t = self.sim.submit_served(request(Op::Read, offset, len))?;
+                let t = self
+                    .sim
+                    .submit_served(host_request(Op::Read, offset, len))?;
                 self.reads.insert(
                     t.ticket,
                     PendingRead {
@@ -267,7 +268,9 @@ impl BlockDevice {
             }
             Command::Write { offset, data, fua } => {
                 let len = data.len() as u64;
-                let t = self.sim.submit_served(request(Op::Write, offset, len))?;
+                let t = self
+                    .sim
+                    .submit_served(host_request(Op::Write, offset, len))?;
                 self.stage(offset / self.sector_bytes, t.version, data);
                 if fua {
                     self.fua_writes.insert(t.ticket);
@@ -276,13 +279,18 @@ impl BlockDevice {
             }
             Command::Trim { offset, len } => {
                 let newest_version = self.sim.next_data_version() - 1;
-                let t = self.sim.submit_served(request(Op::Trim, offset, len))?;
+                let t = self
+                    .sim
+                    .submit_served(host_request(Op::Trim, offset, len))?;
                 let range = (offset / self.sector_bytes, len / self.sector_bytes);
                 self.trims
                     .insert(t.ticket, (range.0, range.1, newest_version));
                 Ok(t.ticket)
             }
-            Command::Flush => Ok(self.sim.submit_served(request(Op::Flush, 0, 0))?.ticket),
+            Command::Flush => Ok(self
+                .sim
+                .submit_served(host_request(Op::Flush, 0, 0))?
+                .ticket),
         }
     }
 
@@ -319,12 +327,12 @@ impl BlockDevice {
 
     /// Drops staged sectors `(sector, v)` with `v <= version` (on the flash or superseded).
     fn release(&mut self, sector: u64, version: u64) {
-        let gone: Vec<(u64, u64)> = self
+        // At most a few keys per sector: no list is made (this runs per sector programmed).
+        while let Some(&key) = self
             .staged_index
             .range((sector, 0)..=(sector, version))
-            .copied()
-            .collect();
-        for key in gone {
+            .next()
+        {
             self.staged_index.remove(&key);
             self.release_one(key);
         }
@@ -414,15 +422,7 @@ impl BlockDevice {
             // A FUA write is followed by a flush once it completed (a flush covers only the
             // writes completed before it arrived), and answered when that flush completes.
             Op::Write if self.fua_writes.remove(&s.ticket) => {
-                let flush = Request {
-                    arrival_ns: 0,
-                    op: Op::Flush,
-                    offset_bytes: 0,
-                    len_bytes: 0,
-                    deadline_ns: 0,
-                    task: None,
-                };
-                match self.sim.submit_served(flush) {
+                match self.sim.submit_served(host_request(Op::Flush, 0, 0)) {
                     Ok(f) => {
                         self.fua.insert(f.ticket, (s.ticket, s.arrival_ns));
                         return None;
@@ -455,16 +455,18 @@ impl BlockDevice {
         if start >= end {
             return;
         }
-        let gone: Vec<(u64, u64)> = self
-            .staged_index
-            .range((start, 0)..(end, 0))
-            .filter(|&&(_, v)| v <= before)
-            .copied()
-            .collect();
-        for key in gone {
+        let mut keys = std::mem::take(&mut self.keys_scratch);
+        keys.clear();
+        keys.extend(
+            self.staged_index
+                .range((start, 0)..(end, 0))
+                .filter(|&&(_, v)| v <= before),
+        );
+        for &key in &keys {
             self.staged_index.remove(&key);
             self.release_one(key);
         }
+        self.keys_scratch = keys;
     }
 
     /// The bytes of a finished read, from what the FTL delivered.
@@ -561,6 +563,8 @@ impl BlockDevice {
         journal: &FlashJournal,
         change: FlashChange,
     ) -> Result<(), SimError> {
+        // The image changes now: versions read before may be stale.
+        self.versions_of = None;
         match change {
             FlashChange::Erase { block, erase_count } => {
                 self.counters.blocks_erased += 1;
@@ -703,11 +707,12 @@ impl BlockDevice {
         let slot = copy.slot_plus_one - 1;
         let within = sector % self.unit_sectors;
         let (ppn, offset) = self.sector_place(slot, within);
-        let mut versions = std::mem::take(&mut self.versions_buf);
-        self.image.read_versions(ppn, &mut versions)?;
+        if self.versions_of != Some(ppn) {
+            self.image.read_versions(ppn, &mut self.versions_buf)?;
+            self.versions_of = Some(ppn);
+        }
         let in_page = (slot % self.units_per_page) as u64 * self.unit_sectors + within;
-        let found = versions.get(in_page as usize) == Some(&version);
-        self.versions_buf = versions;
+        let found = self.versions_buf.get(in_page as usize) == Some(&version);
         if found {
             self.image.read_data(ppn, offset, dst)?;
         }
@@ -780,6 +785,18 @@ impl BlockDevice {
         self.image.superblock.clean_shutdown = self.failed.is_none();
         self.image.write_superblock()?;
         self.image.sync()
+    }
+}
+
+/// A host request arriving now (the engine sets its arrival).
+fn host_request(op: Op, offset_bytes: u64, len_bytes: u64) -> Request {
+    Request {
+        arrival_ns: 0,
+        op,
+        offset_bytes,
+        len_bytes,
+        deadline_ns: 0,
+        task: None,
     }
 }
 

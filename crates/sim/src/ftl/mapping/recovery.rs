@@ -292,6 +292,8 @@ pub fn recover_page_map(
 /// of a unit wins the tie with the victim's, which carries the same sequence number).
 pub fn in_partly_written_block(nand: &Nand, unit: UnitAddr) -> bool {
     let layout = nand.layout();
-    let written = nand.block(layout.block_of(nand.ppn_of_unit(unit))).write_ptr;
+    let written = nand
+        .block(layout.block_of(nand.ppn_of_unit(unit)))
+        .write_ptr;
     (1..layout.pages_per_block).contains(&written)
 }
