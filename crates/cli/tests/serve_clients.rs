@@ -423,9 +423,7 @@ fn real_clock_matches_replay(device: &str, sets: &[&str]) -> (f64, f64, f64) {
         .args(["--output-format=json"])
         .arg(&file)
         .current_dir(dir.path()));
-    // The nbd engine prints a line before the JSON.
-    let text = String::from_utf8_lossy(&out.stdout);
-    let fio: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let fio = fio_output(&out.stdout).expect("fio's JSON");
     let job = fio["jobs"]
         .as_array()
         .unwrap()
@@ -520,12 +518,14 @@ fn fio_json(dir: &Path, name: &str, job: &str, extra: &[&str]) -> (serde_json::V
         .current_dir(dir)
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let json = text
-        .find('{')
-        .and_then(|at| serde_json::from_str(&text[at..]).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let json = fio_output(&out.stdout).unwrap_or(serde_json::Value::Null);
     (json, out.status.success())
+}
+
+/// fio's JSON output (the nbd engine prints a line before it).
+fn fio_output(stdout: &[u8]) -> Option<serde_json::Value> {
+    let text = String::from_utf8_lossy(stdout);
+    serde_json::from_str(&text[text.find('{')?..]).ok()
 }
 
 /// Power cuts: a sequential fio write job (QD 1, a flush every 16 writes, each round's
@@ -619,11 +619,12 @@ fn crash_rounds(ftl: &str, rounds: usize, seed: u64) {
         ));
         served.kill9();
         let out = fio.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        let json: serde_json::Value = text
-            .find('{')
-            .and_then(|at| serde_json::from_str(&text[at..]).ok())
-            .unwrap_or_else(|| panic!("{ftl} round {round}: fio printed no JSON: {text}"));
+        let json = fio_output(&out.stdout).unwrap_or_else(|| {
+            panic!(
+                "{ftl} round {round}: fio printed no JSON: {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
         let acked = json["jobs"][0]["write"]["io_bytes"].as_u64().unwrap() / BS;
         // At QD 1 the flush after every 16th write completes before the next write is
         // sent: all but the last group of 16 acknowledged writes were flushed; the rest of
