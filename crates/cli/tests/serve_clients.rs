@@ -330,19 +330,7 @@ fn ext4_round_trip(ftl: &str, more: &[&str]) {
     std::fs::create_dir_all(&fuse).unwrap();
     std::fs::create_dir_all(&fs).unwrap();
     let disk = fuse.join("disk");
-    let mut nbdfuse = Command::new("nbdfuse")
-        .arg(&disk)
-        .arg("--unix")
-        .arg(&served.socket)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !disk.exists() {
-        assert!(Instant::now() < deadline, "nbdfuse did not expose the disk");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut nbdfuse = expose(&served, &disk);
     run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&disk));
     let mut fuse2fs = mount_ext4(&disk, &fs, "rw");
     let mut files = Vec::new();
@@ -355,6 +343,9 @@ fn ext4_round_trip(ftl: &str, more: &[&str]) {
         files.push((name, bytes));
     }
     unmount(&fs, &mut fuse2fs);
+    // A new nbdfuse mount: what follows reads the device, not the kernel's cache of the file.
+    unmount(&fuse, &mut nbdfuse);
+    let mut nbdfuse = expose(&served, &disk);
     let fsck = run(Command::new("e2fsck").arg("-fn").arg(&disk));
     let text = String::from_utf8_lossy(&fsck.stdout);
     assert!(
@@ -370,6 +361,28 @@ fn ext4_round_trip(ftl: &str, more: &[&str]) {
     unmount(&fuse, &mut nbdfuse);
     let report = served.stop();
     assert_eq!(report["workload"]["data"]["missing_sectors"], 0, "{ftl}");
+    assert!(
+        report["host"]["read"]["count"].as_u64().unwrap() > 0,
+        "{ftl}: nothing was read from the device"
+    );
+}
+
+/// The served export as the file `disk` (nbdfuse), once it exists.
+fn expose(served: &Served, disk: &Path) -> Child {
+    let child = Command::new("nbdfuse")
+        .arg(disk)
+        .arg("--unix")
+        .arg(&served.socket)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !disk.exists() {
+        assert!(Instant::now() < deadline, "nbdfuse did not expose the disk");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
 }
 
 #[test]
