@@ -175,6 +175,77 @@ fn rtgc_recovers_at_every_cut() {
 }
 
 #[test]
+fn dftl_recovers_at_every_cut() {
+    run("dftl", &[]);
+}
+
+#[test]
+fn dftl_entry_recovers_at_every_cut() {
+    run("dftl-entry", &[]);
+}
+
+#[test]
+fn cdftl_recovers_at_every_cut() {
+    run("cdftl", &[]);
+}
+
+#[test]
+fn fmmu_recovers_at_every_cut() {
+    run("fmmu", &[]);
+}
+
+/// A demand-paged FTL's recovery trusts no old translation page (`ftl/demand/recover.rs`):
+/// it erases their blocks and writes every translation page holding a mapped entry anew,
+/// packed `units_per_page` to a flash page (a last partial page stays in the translation
+/// buffer); the scan's time counts those programs and erases.
+#[test]
+fn a_demand_paged_scan_rewrites_the_translation_pages_and_times_it() {
+    let cfg = set_up("dftl", true, &[]);
+    let mut sim = Simulation::new(&cfg).unwrap();
+    sim.precondition().unwrap();
+    let report = sim.ftl().report();
+    let (tpages, upp) = (
+        report["translation_pages"].as_u64().unwrap(),
+        report["units_per_page"].as_u64().unwrap(),
+    );
+    let mut nand: Nand = sim.nand().clone();
+    let translation_blocks = (0..nand.layout().blocks())
+        .filter(|&b| {
+            let first = nand.layout().ppn(b, 0) * nand.units_per_page();
+            nand.block(b).write_ptr > 0
+                && nand.oob(first).flags() & flashlab_sim::nand::OOB_FLAG_TRANSLATION != 0
+        })
+        .count() as u64;
+    assert!(translation_blocks > 0);
+    nand.clear_validity();
+    let (recovered, scan) = Simulation::recover(&cfg, nand).unwrap();
+    // Filled: every translation page holds mapped entries.
+    assert_eq!(scan.page_programs, tpages / upp, "{scan:?}");
+    assert_eq!(scan.block_erases, translation_blocks, "{scan:?}");
+    let t = &cfg.timing;
+    let layout = *recovered.nand().layout();
+    let slowest = scan
+        .per_die()
+        .iter()
+        .map(|d| {
+            let bytes = d.oob_reads * u64::from(layout.oob_bytes)
+                + d.page_programs * u64::from(layout.page_bytes);
+            let bus = (bytes as f64 * 1e3 / t.bus_mb_per_s).ceil() as u64;
+            d.oob_reads * t.read_oob_latency_ns
+                + d.page_programs * t.program_latency_ns
+                + d.block_erases * t.erase_latency_ns
+                + bus
+        })
+        .max()
+        .unwrap();
+    assert_eq!(scan.simulated_ns, slowest);
+    let json = serde_json::to_value(&scan).unwrap();
+    assert_eq!(json["page_programs"], scan.page_programs);
+    assert_eq!(json["block_erases"], scan.block_erases);
+    recovered.check_invariants().unwrap();
+}
+
+#[test]
 fn pagemap_recovers_with_a_separate_gc_stream_and_copyback() {
     run(
         "pagemap",

@@ -297,10 +297,11 @@ fn announce(
     );
     match recovery {
         Some(r) => eprintln!(
-            "recovered: {} pages read back ({} torn), FTL scan of {} pages: {:.3} ms simulated, {:.3} s wall{}",
+            "recovered: {} pages read back ({} torn), FTL scan of {} pages{}: {:.3} ms simulated, {:.3} s wall{}",
             r.restore.pages_programmed,
             r.restore.torn_records,
             r.scan.pages_scanned,
+            recovery_writes(&r.scan),
             r.scan.simulated_ns as f64 / 1e6,
             wall.as_secs_f64(),
             if r.clean_shutdown { "" } else { " (after an unclean shutdown)" }
@@ -611,4 +612,15 @@ fn report(
             })?;
     }
     Ok(())
+}
+
+/// What a recovery wrote, for its start line ("" when nothing: most FTLs only read).
+fn recovery_writes(scan: &flashlab_sim::ftl::mapping::RecoveryScan) -> String {
+    if scan.page_programs == 0 && scan.block_erases == 0 {
+        return String::new();
+    }
+    format!(
+        " and {} pages programmed, {} blocks erased",
+        scan.page_programs, scan.block_erases
+    )
 }

@@ -755,6 +755,9 @@ impl BlockDevice {
                 .with_rules(&config.nand);
         drop(ftl);
         let restore = image.restore(&mut nand)?;
+        // What recovery writes (the demand-paged FTLs rewrite their translation pages) reaches
+        // the image with the first mirror.
+        nand.start_journal();
         let clean_shutdown = image.superblock.clean_shutdown;
         let (sim, scan) = Simulation::recover(&config, nand)?;
         sim.check_invariants().map_err(|message| SimError::Ftl {

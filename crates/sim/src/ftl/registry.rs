@@ -44,7 +44,18 @@ pub fn entries() -> &'static [FtlEntry] {
 /// The FTLs whose [`Ftl::recover`] rebuilds their state from a flash image (power-loss
 /// recovery); the others refuse an image with [`crate::SimError::RecoveryUnsupported`].
 /// `tests/recovery_every_ftl.rs` checks this list against [`Ftl::supports_recovery`].
-pub const RECOVERABLE: &[&str] = &["pagemap", "mt-ftl", "st-ftl", "nftl", "wao-gc", "rtgc"];
+pub const RECOVERABLE: &[&str] = &[
+    "pagemap",
+    "mt-ftl",
+    "st-ftl",
+    "nftl",
+    "wao-gc",
+    "rtgc",
+    "dftl",
+    "dftl-entry",
+    "cdftl",
+    "fmmu",
+];
 
 /// Names of all FTLs, comma separated.
 pub fn names() -> String {

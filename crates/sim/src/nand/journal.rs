@@ -83,8 +83,12 @@ impl FlashJournal {
 }
 
 impl Nand {
-    /// Starts recording every change in a journal (see the module doc).
+    /// Starts recording every change in a journal (see the module doc); a journal already
+    /// started keeps what it recorded (a flash image mirrors what recovery wrote).
     pub fn start_journal(&mut self) {
+        if self.journal.is_some() {
+            return;
+        }
         let journal = FlashJournal {
             units_per_page: self.units_per_page() as usize,
             sectors_per_page: if self.has_payloads() {

@@ -33,11 +33,19 @@ impl DemandFtl {
     }
 
     /// Every GTD entry names a translation slot of its TVPN (valid in flash, or filled in the
-    /// translation buffer), and no other translation slot is valid or filled.
+    /// translation buffer), no other translation slot is valid or filled, and a translation
+    /// page with a mapped entry has a GTD entry.
     fn check_gtd(&self, nand: &Nand) -> Result<(), String> {
         let mut mapped = 0u64;
         for (tvpn, unit) in self.gtd.iter().enumerate() {
-            let Some(unit) = *unit else { continue };
+            let Some(unit) = *unit else {
+                if self.flash_copy[tvpn].iter().any(|&e| e != UNMAPPED) {
+                    return Err(format!(
+                        "translation page {tvpn} holds mapped entries but the GTD has no copy of it"
+                    ));
+                }
+                continue;
+            };
             mapped += 1;
             let (live, oob) = if self.in_map_buffer(unit) {
                 let slot = self.per_page.remainder(unit) as usize;

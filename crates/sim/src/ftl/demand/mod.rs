@@ -47,6 +47,9 @@
 //!   costs; all charged per handler (`exec_time = "paper"`), or zero (`"ideal"`, fmmu.txt 5.3:
 //!   "the FTL execution time is set to zero"): the same cache, misses and translation traffic.
 //!
+//! - **Power-loss recovery** ([`recover`]): a full OOB scan rebuilds the map; the old
+//!   translation pages are erased and every one holding a mapped entry is written anew.
+//!
 //! Not yet: partial-unit writes larger than one unit per sub-request, multi-plane programs and
 //! copyback.
 
@@ -59,6 +62,7 @@ mod entry_bits;
 pub mod exec_time;
 mod gc;
 mod idle;
+mod recover;
 mod translation;
 pub mod twolevel_cache;
 mod uncached;
@@ -1231,6 +1235,18 @@ impl Ftl for DemandFtl {
 
     fn check_invariants(&self, nand: &Nand) -> Result<(), String> {
         self.check(nand)
+    }
+
+    fn supports_recovery(&self) -> bool {
+        true
+    }
+
+    fn recover(
+        &mut self,
+        nand: &mut Nand,
+        scan: &mut super::mapping::RecoveryScan,
+    ) -> Result<(), SimError> {
+        self.rebuild(nand, scan)
     }
 
     fn write_state(&self, out: &mut dyn std::fmt::Write) -> bool {

@@ -207,7 +207,7 @@ impl DemandFtl {
     /// free block to spare beyond the one its GC may need, else the turn passes on. Otherwise
     /// (or when no die of the stripe can), one block at a time on the die with the most free
     /// blocks.
-    fn next_translation_page(&mut self) -> Result<(BlockId, u32), SimError> {
+    pub(super) fn next_translation_page(&mut self) -> Result<(BlockId, u32), SimError> {
         let (dies, width) = (self.layout.dies(), self.sizing.translation_dies);
         let striped = width > 1;
         for _ in 0..if striped { width } else { 0 } {

@@ -24,7 +24,10 @@
 //! bus, which moves their transfers one at a time. The scan takes, over all channels, the
 //! longest of each channel's bus time and its slowest die's cell + bus time: the time of a
 //! scan that keeps every die and bus busy (a lower bound of a real firmware's scan, which
-//! also spends CPU time; FTL CPU time is not counted).
+//! also spends CPU time; FTL CPU time is not counted). An FTL that writes during recovery
+//! (the demand-paged FTLs rewrite their translation pages) adds its programs (cell time
+//! `timing.program_latency_ns`, a page over the bus) and erases (`timing.erase_latency_ns`) to
+//! its dies' times the same way.
 
 use serde::Serialize;
 
@@ -39,6 +42,10 @@ use super::UNMAPPED;
 pub struct DieReads {
     pub oob_reads: u64,
     pub page_reads: u64,
+    /// Pages programmed during recovery (an FTL rewriting its metadata).
+    pub page_programs: u64,
+    /// Blocks erased during recovery.
+    pub block_erases: u64,
 }
 
 /// What an FTL's power-up scan did, and how long it takes on the device (see the module docs
@@ -53,6 +60,10 @@ pub struct RecoveryScan {
     pub oob_reads: u64,
     /// Whole-page reads.
     pub page_reads: u64,
+    /// Pages programmed during recovery (the demand-paged FTLs' rewritten translation pages).
+    pub page_programs: u64,
+    /// Blocks erased during recovery (the demand-paged FTLs' stale translation blocks).
+    pub block_erases: u64,
     /// Mapping units (or pages) whose newest copy was found and marked valid.
     pub units_recovered: u64,
     /// Blocks found erased.
@@ -81,6 +92,8 @@ impl RecoveryScan {
             pages_scanned: 0,
             oob_reads: 0,
             page_reads: 0,
+            page_programs: 0,
+            block_erases: 0,
             units_recovered: 0,
             blocks_free: 0,
             blocks_open: 0,
@@ -115,6 +128,20 @@ impl RecoveryScan {
         if !also_oob {
             self.pages_scanned += 1;
         }
+    }
+
+    /// Counts a program of page `ppn` made during recovery.
+    pub fn count_program(&mut self, ppn: Ppn) {
+        let die = self.layout.die_of(self.layout.block_of(ppn));
+        self.per_die[die as usize].page_programs += 1;
+        self.page_programs += 1;
+    }
+
+    /// Counts an erase of `block` made during recovery.
+    pub fn count_erase(&mut self, block: BlockId) {
+        let die = self.layout.die_of(block);
+        self.per_die[die as usize].block_erases += 1;
+        self.block_erases += 1;
     }
 
     /// Scans a block's spare areas the way a firmware finds its written pages: with
@@ -158,10 +185,13 @@ impl RecoveryScan {
         let mut channel_bus = vec![0u64; self.layout.channels as usize];
         let mut longest = 0u64;
         for (die, r) in self.per_die.iter().enumerate() {
-            let cell = r.oob_reads * t.read_oob_latency_ns + r.page_reads * t.read_latency_ns;
+            let cell = r.oob_reads * t.read_oob_latency_ns
+                + r.page_reads * t.read_latency_ns
+                + r.page_programs * t.program_latency_ns
+                + r.block_erases * t.erase_latency_ns;
             let bus = bus_ns(
                 r.oob_reads * u64::from(self.layout.oob_bytes)
-                    + r.page_reads * u64::from(self.layout.page_bytes),
+                    + (r.page_reads + r.page_programs) * u64::from(self.layout.page_bytes),
             );
             channel_bus[self.layout.channel_of(die as u32) as usize] += bus;
             longest = longest.max(cell + bus);
