@@ -112,19 +112,9 @@ impl DemandFtl {
         scan: &mut RecoveryScan,
         tvpn: u32,
     ) -> Result<(), SimError> {
-        if !self.map_frontier.open {
-            let (block, page) = self.next_translation_page()?;
-            let fr = &mut self.map_frontier;
-            fr.open = true;
-            fr.block = block;
-            fr.page = page;
-        }
-        self.translation_seq += 1;
-        let fr = &mut self.map_frontier;
-        let slot = fr.filled;
-        fr.entries[slot as usize] = OobEntry::new(tvpn, self.translation_seq, OOB_FLAG_TRANSLATION);
-        fr.filled += 1;
-        self.gtd[tvpn as usize] = Some(self.layout.ppn(fr.block, fr.page) * self.upp + slot);
+        let unit = self.next_translation_slot(tvpn)?;
+        self.gtd[tvpn as usize] = Some(unit);
+        let fr = &self.map_frontier;
         if fr.filled < self.upp {
             return Ok(());
         }

@@ -101,6 +101,24 @@ impl DemandFtl {
         tvpn: u32,
         dep: Option<CmdId>,
     ) -> Result<(), SimError> {
+        let unit = self.next_translation_slot(tvpn)?;
+        if let Some(d) = dep {
+            self.map_frontier.deps.push(d);
+        }
+        self.stats.translation_writes += 1;
+        if let Some(old) = self.gtd[tvpn as usize].replace(unit) {
+            self.invalidate_translation(ctx, old)?;
+        }
+        if self.map_frontier.filled == self.upp {
+            self.program_map_page(ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Puts translation page `tvpn`, numbered next, into the next slot of the translation
+    /// buffer (taking the next translation flash page if none is being assembled); returns
+    /// the slot.
+    pub(super) fn next_translation_slot(&mut self, tvpn: u32) -> Result<UnitAddr, SimError> {
         if !self.map_frontier.open {
             let (block, page) = self.next_translation_page()?;
             let fr = &mut self.map_frontier;
@@ -112,19 +130,8 @@ impl DemandFtl {
         let fr = &mut self.map_frontier;
         let slot = fr.filled;
         fr.entries[slot as usize] = OobEntry::new(tvpn, self.translation_seq, OOB_FLAG_TRANSLATION);
-        if let Some(d) = dep {
-            fr.deps.push(d);
-        }
         fr.filled += 1;
-        let unit = self.layout.ppn(fr.block, fr.page) * self.upp + slot;
-        self.stats.translation_writes += 1;
-        if let Some(old) = self.gtd[tvpn as usize].replace(unit) {
-            self.invalidate_translation(ctx, old)?;
-        }
-        if self.map_frontier.filled == self.upp {
-            self.program_map_page(ctx)?;
-        }
-        Ok(())
+        Ok(self.layout.ppn(fr.block, fr.page) * self.upp + slot)
     }
 
     /// Programs the full translation buffer (its translation pages stay in RAM until the
@@ -207,7 +214,7 @@ impl DemandFtl {
     /// free block to spare beyond the one its GC may need, else the turn passes on. Otherwise
     /// (or when no die of the stripe can), one block at a time on the die with the most free
     /// blocks.
-    pub(super) fn next_translation_page(&mut self) -> Result<(BlockId, u32), SimError> {
+    fn next_translation_page(&mut self) -> Result<(BlockId, u32), SimError> {
         let (dies, width) = (self.layout.dies(), self.sizing.translation_dies);
         let striped = width > 1;
         for _ in 0..if striped { width } else { 0 } {
