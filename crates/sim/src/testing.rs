@@ -168,14 +168,7 @@ pub struct Outcome {
 /// A request of `sectors` 512-byte sectors from `first_sector`, arriving at time 0, without
 /// deadline (for tests that submit requests by hand).
 pub fn sector_request(op: Op, first_sector: u64, sectors: u64) -> Request {
-    Request {
-        arrival_ns: 0,
-        op,
-        offset_bytes: first_sector * 512,
-        len_bytes: sectors * 512,
-        deadline_ns: 0,
-        task: None,
-    }
+    Request::untimed(op, first_sector * 512, sectors * 512)
 }
 
 /// Logical size, in host sectors, of the device a configuration describes.

@@ -69,18 +69,6 @@ pub struct RecoveryOutcome {
     pub reports_after_recovery: Vec<serde_json::Value>,
 }
 
-/// A request of `len_bytes` from `offset_bytes` at time 0.
-fn whole_request(op: Op, offset_bytes: u64, len_bytes: u64) -> Request {
-    Request {
-        arrival_ns: 0,
-        op,
-        offset_bytes,
-        len_bytes,
-        deadline_ns: 0,
-        task: None,
-    }
-}
-
 struct Model {
     history: Vec<Vec<u64>>,
     base: Vec<u64>,
@@ -162,7 +150,7 @@ pub fn run_cuts(
     }
     let sector_bytes = u64::from(config.host.sector_bytes);
     let logical = sim.logical_bytes() / sector_bytes;
-    sim.submit(whole_request(Op::Flush, 0, 0))
+    sim.submit(Request::untimed(Op::Flush, 0, 0))
         .and_then(|()| sim.run_until_idle())
         .map_err(|e| format!("FTL `{ftl}`: flush after preconditioning: {e}"))?;
     let model = Model::from_sim(&sim, logical);
@@ -354,7 +342,7 @@ impl Run {
         while first < self.logical {
             let n = chunk.min(self.logical - first);
             self.sim
-                .submit(whole_request(
+                .submit(Request::untimed(
                     Op::Read,
                     first * self.sector_bytes,
                     n * self.sector_bytes,

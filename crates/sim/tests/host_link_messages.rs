@@ -44,14 +44,7 @@ fn simulation(config: &ExperimentConfig) -> (Simulation, Rc<RefCell<Vec<Complete
 }
 
 fn request(op: Op, offset_bytes: u64, len_bytes: u64) -> Request {
-    Request {
-        arrival_ns: 0,
-        op,
-        offset_bytes,
-        len_bytes,
-        deadline_ns: 0,
-        task: None,
-    }
+    Request::untimed(op, offset_bytes, len_bytes)
 }
 
 fn host_reads(sim: &Simulation) -> u64 {

@@ -267,8 +267,9 @@ fn set_up(ftl: &str, functional: bool, extra: &[&str]) -> ExperimentConfig {
     ExperimentConfig::with_sets(preset, &all).unwrap_or_else(|e| panic!("{ftl}: {e}"))
 }
 
-/// The registry's list of recoverable FTLs is what the FTLs say, and each of the others
-/// refuses an image with a message naming it and the FTLs that can.
+/// Each FTL the registry lists as recoverable rebuilds a filled device (its `Ftl::recover`
+/// is its own), and each of the others refuses an image with a message naming it and the
+/// FTLs that can.
 #[test]
 fn every_ftl_supports_recovery_or_says_it_does_not() {
     for entry in registry::entries() {

@@ -255,7 +255,7 @@ impl BlockDevice {
             Command::Read { offset, len } => {
                 let t = self
                     .sim
-                    .submit_served(host_request(Op::Read, offset, len))?;
+                    .submit_served(Request::untimed(Op::Read, offset, len))?;
                 self.reads.insert(
                     t.ticket,
                     PendingRead {
@@ -270,7 +270,7 @@ impl BlockDevice {
                 let len = data.len() as u64;
                 let t = self
                     .sim
-                    .submit_served(host_request(Op::Write, offset, len))?;
+                    .submit_served(Request::untimed(Op::Write, offset, len))?;
                 self.stage(offset / self.sector_bytes, t.version, data);
                 if fua {
                     self.fua_writes.insert(t.ticket);
@@ -281,7 +281,7 @@ impl BlockDevice {
                 let newest_version = self.sim.next_data_version() - 1;
                 let t = self
                     .sim
-                    .submit_served(host_request(Op::Trim, offset, len))?;
+                    .submit_served(Request::untimed(Op::Trim, offset, len))?;
                 let range = (offset / self.sector_bytes, len / self.sector_bytes);
                 self.trims
                     .insert(t.ticket, (range.0, range.1, newest_version));
@@ -289,7 +289,7 @@ impl BlockDevice {
             }
             Command::Flush => Ok(self
                 .sim
-                .submit_served(host_request(Op::Flush, 0, 0))?
+                .submit_served(Request::untimed(Op::Flush, 0, 0))?
                 .ticket),
         }
     }
@@ -422,7 +422,7 @@ impl BlockDevice {
             // A FUA write is followed by a flush once it completed (a flush covers only the
             // writes completed before it arrived), and answered when that flush completes.
             Op::Write if self.fua_writes.remove(&s.ticket) => {
-                match self.sim.submit_served(host_request(Op::Flush, 0, 0)) {
+                match self.sim.submit_served(Request::untimed(Op::Flush, 0, 0)) {
                     Ok(f) => {
                         self.fua.insert(f.ticket, (s.ticket, s.arrival_ns));
                         return None;
@@ -788,18 +788,6 @@ impl BlockDevice {
         self.image.superblock.clean_shutdown = self.failed.is_none();
         self.image.write_superblock()?;
         self.image.sync()
-    }
-}
-
-/// A host request arriving now (the engine sets its arrival).
-fn host_request(op: Op, offset_bytes: u64, len_bytes: u64) -> Request {
-    Request {
-        arrival_ns: 0,
-        op,
-        offset_bytes,
-        len_bytes,
-        deadline_ns: 0,
-        task: None,
     }
 }
 

@@ -113,9 +113,11 @@ pub trait Ftl {
     fn orders_host_calls_by_deadline(&self) -> bool {
         false
     }
-    /// Whether [`Ftl::recover`] rebuilds this FTL's state after a power cut.
+    /// Whether [`Ftl::recover`] rebuilds this FTL's state after a power cut: whether the
+    /// registry lists it in [`registry::RECOVERABLE`] (the one list; an FTL there overrides
+    /// [`Ftl::recover`], which `tests/recovery_every_ftl.rs` checks).
     fn supports_recovery(&self) -> bool {
-        false
+        registry::RECOVERABLE.contains(&self.name())
     }
     /// Power-loss recovery: rebuilds the FTL's state (freshly built from the registry) from
     /// the flash alone, as the FTL would at power-up: `nand` holds what was programmed and no

@@ -43,7 +43,8 @@ pub fn entries() -> &'static [FtlEntry] {
 
 /// The FTLs whose [`Ftl::recover`] rebuilds their state from a flash image (power-loss
 /// recovery); the others refuse an image with [`crate::SimError::RecoveryUnsupported`].
-/// `tests/recovery_every_ftl.rs` checks this list against [`Ftl::supports_recovery`].
+/// [`Ftl::supports_recovery`] reads it; `tests/recovery_every_ftl.rs` checks that each FTL
+/// listed recovers and each other one refuses.
 pub const RECOVERABLE: &[&str] = &[
     "pagemap",
     "mt-ftl",

@@ -61,6 +61,21 @@ pub struct Request {
     pub task: Option<u32>,
 }
 
+impl Request {
+    /// A request of `len_bytes` from `offset_bytes` arriving at time 0, without deadline or
+    /// task: what a closed-loop caller submits (the engine sets the arrival).
+    pub fn untimed(op: Op, offset_bytes: u64, len_bytes: u64) -> Request {
+        Request {
+            arrival_ns: 0,
+            op,
+            offset_bytes,
+            len_bytes,
+            deadline_ns: 0,
+            task: None,
+        }
+    }
+}
+
 /// Index of a sub-request while it is in flight.
 pub type SubId = u32;
 

@@ -1237,10 +1237,6 @@ impl Ftl for DemandFtl {
         self.check(nand)
     }
 
-    fn supports_recovery(&self) -> bool {
-        true
-    }
-
     fn recover(
         &mut self,
         nand: &mut Nand,

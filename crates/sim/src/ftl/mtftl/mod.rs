@@ -526,9 +526,6 @@ impl Ftl for MtFtl {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn supports_recovery(&self) -> bool {
-        true
-    }
     fn recover(
         &mut self,
         nand: &mut Nand,

@@ -792,9 +792,6 @@ impl Ftl for Nftl {
     fn name(&self) -> &'static str {
         "nftl"
     }
-    fn supports_recovery(&self) -> bool {
-        true
-    }
     fn recover(
         &mut self,
         nand: &mut Nand,

@@ -333,10 +333,6 @@ impl Ftl for Rtgc {
         self.map.state_bytes() + self.blocks.state_bytes()
     }
 
-    fn supports_recovery(&self) -> bool {
-        true
-    }
-
     fn recover(
         &mut self,
         nand: &mut Nand,

@@ -309,10 +309,6 @@ impl Ftl for WaoGc {
         self.map.state_bytes() + self.blocks.state_bytes()
     }
 
-    fn supports_recovery(&self) -> bool {
-        true
-    }
-
     fn recover(
         &mut self,
         nand: &mut Nand,
